@@ -1,0 +1,207 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/schema"
+)
+
+// ErrNotFound is returned when the conversation to export does not exist.
+var ErrNotFound = errors.New("conversation not found")
+
+// Exporter reads conversations from one database. The zero value is not
+// usable: set DB.
+type Exporter struct {
+	// DB is the connection the exporter reads through.
+	DB schema.Beginner
+	// Profile is the product's schema; nil means the default profile.
+	Profile *schema.Profile
+	// WithIdentities adds the identity rows (and their users) that the
+	// conversation and its events reference, and each row's
+	// actorIdentityId.
+	WithIdentities bool
+	// Now stamps the export time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result describes one exported conversation.
+type Result struct {
+	ConversationID string
+	Surface        history.Surface
+	Events         int // rows written
+	Identities     int // identity rows written
+}
+
+// Export writes the conversation id to w as recorded history. On error, w
+// may hold part of a document: write to a temporary file and rename it (as
+// ToDir does) when that matters.
+func (e *Exporter) Export(ctx context.Context, id string, w io.Writer) (*Result, error) {
+	p, err := e.profile()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := e.DB.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// A read-only snapshot: the header and the rows agree, and nothing here
+	// can write to a production database.
+	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
+		return nil, fmt.Errorf("export %s: %w", id, err)
+	}
+	res, err := e.export(ctx, tx, p, id, w)
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %w", id, err)
+	}
+	return res, nil
+}
+
+func (e *Exporter) profile() (*schema.Profile, error) {
+	if e.Profile != nil {
+		return e.Profile, nil
+	}
+	return schema.Lookup("")
+}
+
+func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string, w io.Writer) (*Result, error) {
+	t := p.Tables
+	var surface string
+	err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE conversation_id = $1`,
+		surfaceExpr, ident(t.Conversations)), id).Scan(&surface)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ConversationID: id, Surface: history.Surface(surface)}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	h := history.Header{
+		Version: history.Version,
+		Surface: res.Surface,
+		Exporter: &history.Exporter{
+			Tool:           "agentvcr",
+			Version:        toolVersion(),
+			Profile:        p.Name,
+			ExportedAt:     now().UTC().Format(time.RFC3339),
+			ConversationID: id,
+		},
+	}
+	if e.WithIdentities {
+		if h.Identities, err = identities(ctx, tx, p, id); err != nil {
+			return nil, fmt.Errorf("identities: %w", err)
+		}
+		res.Identities = len(h.Identities)
+	}
+
+	actor := "NULL"
+	if e.WithIdentities {
+		actor = "actor_identity_id"
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT seq, type, history_version, schema_version,
+		idempotency_key, created_at, payload, %s
+		FROM %s WHERE conversation_id = $1 AND NOT (type = ANY($2)) ORDER BY seq`, actor, ident(t.Events)),
+		id, p.UncopiedTypes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	hw := history.NewWriter(w, h)
+	var (
+		ev      history.Event
+		created time.Time
+		payload []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&ev.Seq, &ev.Type, &ev.HistoryVersion, &ev.SchemaVersion, &ev.IdempotencyKey,
+			&created, &payload, &ev.ActorIdentityID); err != nil {
+			return nil, fmt.Errorf("row seq %d: %w", ev.Seq, err)
+		}
+		ev.CreatedAtMs = created.UnixMilli()
+		ev.Payload = payload
+		if err := hw.Write(ev); err != nil {
+			return nil, fmt.Errorf("write seq %d: %w", ev.Seq, err)
+		}
+		res.Events++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := hw.Close(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// surfaceExpr decides the surface the way Junior's recordings do: "slack"
+// when the conversation was delivered to Slack, else "web".
+const surfaceExpr = `CASE WHEN conversation_id LIKE 'slack:%' OR source = 'slack'
+	OR destination_json->>'platform' = 'slack' THEN 'slack' ELSE 'web' END`
+
+func identities(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string) ([]history.Identity, error) {
+	t := p.Tables
+	rows, err := tx.Query(ctx, fmt.Sprintf(`
+		WITH refs AS (
+			SELECT actor_identity_id AS id FROM %[1]s WHERE conversation_id = $1
+			UNION SELECT payload->>'authorIdentityId' FROM %[1]s
+				WHERE conversation_id = $1 AND type IN ('message', 'message_updated')
+			UNION SELECT unnest(ARRAY[actor_identity_id, creator_identity_id, credential_subject_identity_id])
+				FROM %[2]s WHERE conversation_id = $1
+		)
+		SELECT i.id, i.kind, i.provider, i.provider_tenant_id, i.provider_subject_id,
+			i.display_name, i.handle, i.email, i.email_normalized, i.email_verified, i.avatar_url,
+			i.metadata_json, i.created_at, i.updated_at,
+			u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
+			coalesce(u.is_admin, false), u.created_at, u.updated_at
+		FROM %[3]s i LEFT JOIN %[4]s u ON u.id = i.user_id
+		WHERE i.id IN (SELECT id FROM refs WHERE id IS NOT NULL)
+		ORDER BY i.id`, ident(t.Events), ident(t.Conversations), ident(t.Identities), ident(t.Users)), id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (history.Identity, error) {
+		var (
+			i                 history.Identity
+			created, updated  time.Time
+			userID            *string
+			u                 history.User
+			uCreated, uUpdate *time.Time
+		)
+		err := row.Scan(&i.ID, &i.Kind, &i.Provider, &i.ProviderTenantID, &i.ProviderSubjectID,
+			&i.DisplayName, &i.Handle, &i.Email, &i.EmailNormalized, &i.EmailVerified, &i.AvatarURL,
+			&i.Metadata, &created, &updated,
+			&userID, &u.PrimaryEmail, &u.PrimaryEmailNormalized, &u.DisplayName, &u.Timezone,
+			&u.IsAdmin, &uCreated, &uUpdate)
+		if err != nil {
+			return i, err
+		}
+		i.CreatedAtMs, i.UpdatedAtMs = created.UnixMilli(), updated.UnixMilli()
+		if userID != nil {
+			u.ID = *userID
+			u.CreatedAtMs, u.UpdatedAtMs = uCreated.UnixMilli(), uUpdate.UnixMilli()
+			i.User = &u
+		}
+		return i, nil
+	})
+}
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+func toolVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,16 @@
+module github.com/agentvcr/agentvcr
+
+go 1.26
+
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/tidwall/gjson v1.20.2
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.3.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)

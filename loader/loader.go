@@ -1,0 +1,542 @@
+package loader
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/schema"
+)
+
+// ErrAlreadyLoaded is returned, with a Result, when the target conversation
+// already holds exactly the rows the load would write. Nothing was written.
+var ErrAlreadyLoaded = errors.New("already loaded")
+
+// ErrConflict is returned when the target conversation exists with other
+// rows than the load would write. Nothing was written.
+var ErrConflict = errors.New("conversation already exists with a different history")
+
+// ErrNeedConversationID is returned by Load when no conversation id was
+// given and none can be derived without reading the input twice.
+var ErrNeedConversationID = errors.New("no conversation id: give one, or load from a file")
+
+// Options control one load.
+type Options struct {
+	// ConversationID is the id of the conversation to create. Empty means
+	// derived: the source conversation id from the file's exporter stamp
+	// (so a Slack thread keeps its slack:<channel>:<ts> id), or, when there
+	// is none or the load is cut at a reply, "local:web:" and 24 hex digits
+	// of a hash of the file and the cut.
+	ConversationID string
+	// ThroughReply loads only the rows a fork at this delivered reply
+	// copies (history.CutAtReply).
+	ThroughReply string
+	// File names the input in errors.
+	File string
+}
+
+// Result describes one load.
+type Result struct {
+	File           string `json:"file,omitempty"`
+	ConversationID string `json:"conversationId"`
+	Status         string `json:"status"` // "loaded" or "already loaded"
+	Events         int    `json:"events"`
+	Identities     int    `json:"identities"`
+	Skipped        int    `json:"skipped"` // rows of uncopied types
+}
+
+// Loader writes recorded history into one database.
+type Loader struct {
+	// DB is the connection the loader writes through.
+	DB schema.Beginner
+	// Profile is the product's schema; nil means the default profile.
+	Profile *schema.Profile
+}
+
+// LoadFile loads the recorded history in the named file, or standard input
+// for "-".
+func (l *Loader) LoadFile(ctx context.Context, name string, opts Options) (*Result, error) {
+	if name == "-" {
+		if opts.File == "" {
+			opts.File = "<stdin>"
+		}
+		return l.Load(ctx, os.Stdin, opts)
+	}
+	if opts.File == "" {
+		opts.File = name
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if opts.ConversationID == "" {
+		// Derived ids may need the file's hash: one extra read, cheap beside
+		// the load, and memory stays flat.
+		digest, err := fileDigest(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return l.load(ctx, f, opts, digest)
+	}
+	return l.Load(ctx, f, opts)
+}
+
+// Load loads the recorded history read from r. Without opts.ConversationID,
+// r must carry an exporter stamp with the source conversation id, and
+// opts.ThroughReply must be empty; otherwise Load returns
+// ErrNeedConversationID.
+func (l *Loader) Load(ctx context.Context, r io.Reader, opts Options) (*Result, error) {
+	return l.load(ctx, r, opts, "")
+}
+
+func fileDigest(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest string) (*Result, error) {
+	p := l.Profile
+	if p == nil {
+		var err error
+		if p, err = schema.Lookup(""); err != nil {
+			return nil, err
+		}
+	}
+	hr := history.NewReader(r, opts.File)
+	h, err := hr.Header()
+	if err != nil {
+		return nil, err
+	}
+	rows := rowSource(hr, p)
+	if opts.ThroughReply != "" {
+		rec, err := readAll(hr, h, p)
+		if err != nil {
+			return nil, err
+		}
+		cut, err := history.CutAtReply(rec, opts.ThroughReply)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fileOr(opts.File), err)
+		}
+		rows = sliceSource(cut.Events)
+	}
+	id := opts.ConversationID
+	if id == "" {
+		switch {
+		case opts.ThroughReply == "" && h.Exporter != nil && h.Exporter.ConversationID != "":
+			id = h.Exporter.ConversationID
+		case digest != "":
+			sum := sha256.Sum256([]byte("agentvcr load\x00" + digest + "\x00" + opts.ThroughReply))
+			id = "local:web:" + hex.EncodeToString(sum[:12])
+		default:
+			return nil, fmt.Errorf("%s: %w", fileOr(opts.File), ErrNeedConversationID)
+		}
+	}
+	res := &Result{File: opts.File, ConversationID: id}
+	if err := l.write(ctx, p, h, rows, res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// source yields the rows to load, then io.EOF.
+type source func() (history.Event, error)
+
+// rowSource streams the reader's rows, skipping uncopied types.
+func rowSource(hr *history.Reader, p *schema.Profile) source {
+	return func() (history.Event, error) {
+		for {
+			ev, err := hr.Next()
+			if err != nil || !p.Uncopied(ev.Type) {
+				return ev, err
+			}
+		}
+	}
+}
+
+func sliceSource(events []history.Event) source {
+	return func() (history.Event, error) {
+		if len(events) == 0 {
+			return history.Event{}, io.EOF
+		}
+		ev := events[0]
+		events = events[1:]
+		return ev, nil
+	}
+}
+
+func readAll(hr *history.Reader, h *history.Header, p *schema.Profile) (*history.Recording, error) {
+	rec := &history.Recording{Header: *h}
+	next := rowSource(hr, p)
+	for {
+		ev, err := next()
+		if err == io.EOF {
+			return rec, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec.Events = append(rec.Events, ev)
+	}
+}
+
+func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header, next source, res *Result) error {
+	t := p.Tables
+	tx, err := l.DB.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", res.ConversationID, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	fail := func(err error) error {
+		return fmt.Errorf("load %s into %s: %w", fileOr(res.File), res.ConversationID, explain(err))
+	}
+	// Loads of one id wait for each other, so two at once cannot both
+	// find the conversation absent.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "agentvcr load "+res.ConversationID); err != nil {
+		return fail(err)
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE conversation_id = $1)",
+		ident(t.Conversations)), res.ConversationID).Scan(&exists); err != nil {
+		return fail(err)
+	}
+	if exists {
+		return l.compare(ctx, tx, p, next, res)
+	}
+
+	idmap, err := upsertIdentities(ctx, tx, p, h.Identities)
+	if err != nil {
+		return fail(err)
+	}
+	res.Identities = len(h.Identities)
+	if err := insertConversation(ctx, tx, p, h, res.ConversationID); err != nil {
+		return fail(err)
+	}
+	src := &copySource{next: next, id: res.ConversationID, idmap: idmap, file: res.File, firstUse: map[string]int64{}}
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{t.Events},
+		[]string{"conversation_id", "seq", "history_version", "schema_version", "idempotency_key", "type", "payload", "actor_identity_id", "created_at"},
+		src)
+	if err != nil {
+		return src.rowError(err)
+	}
+	res.Events = int(n)
+	res.Skipped = src.skipped
+	if n > 0 {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET created_at = $2, last_activity_at = $3, updated_at = $3
+			WHERE conversation_id = $1`, ident(t.Conversations)),
+			res.ConversationID, time.UnixMilli(src.minAt), time.UnixMilli(src.maxAt)); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fail(err)
+	}
+	res.Status = "loaded"
+	return nil
+}
+
+// compare decides whether an existing conversation already holds the rows
+// of this load: the same seqs with the same type, versions, key and time.
+// Payloads are not compared: jsonb does not keep their bytes.
+func (l *Loader) compare(ctx context.Context, tx pgx.Tx, p *schema.Profile, next source, res *Result) error {
+	var want digest
+	for {
+		ev, err := next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		want.add(ev.Seq, ev.Type, ev.HistoryVersion, ev.SchemaVersion, ev.IdempotencyKey, ev.CreatedAtMs)
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT seq, type, history_version, schema_version, idempotency_key, created_at
+		FROM %s WHERE conversation_id = $1`, ident(p.Tables.Events)), res.ConversationID)
+	if err != nil {
+		return err
+	}
+	var (
+		have        digest
+		seq, hv, sv int64
+		typ         string
+		key         *string
+		createdAt   time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&seq, &typ, &hv, &sv, &key, &createdAt}, func() error {
+		have.add(seq, typ, hv, sv, key, createdAt.UnixMilli())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if have != want {
+		return fmt.Errorf("load %s into %s: %w (it has %d rows, the file %d): pick another id with --conversation-id",
+			fileOr(res.File), res.ConversationID, ErrConflict, have.n, want.n)
+	}
+	res.Events = int(want.n)
+	res.Status = "already loaded"
+	return fmt.Errorf("%s into %s: %w", fileOr(res.File), res.ConversationID, ErrAlreadyLoaded)
+}
+
+// digest sums a hash of each row, so two sets of rows compare equal in any
+// order.
+type digest struct {
+	n   int64
+	sum uint64
+}
+
+func (d *digest) add(seq int64, typ string, hv, sv int64, key *string, createdAtMs int64) {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, v := range []int64{seq, hv, sv, createdAtMs} {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	h.Write([]byte(typ))
+	if key != nil {
+		h.Write([]byte{1})
+		h.Write([]byte(*key))
+	}
+	d.n++
+	d.sum += h.Sum64()
+}
+
+func upsertIdentities(ctx context.Context, tx pgx.Tx, p *schema.Profile, ids []history.Identity) (map[string]string, error) {
+	t := p.Tables
+	idmap := make(map[string]string, len(ids))
+	for i, id := range ids {
+		var userID *string
+		if u := id.User; u != nil {
+			var got string
+			err := tx.QueryRow(ctx, fmt.Sprintf(`WITH ins AS (
+					INSERT INTO %[1]s (id, primary_email, primary_email_normalized, display_name, timezone, is_admin, created_at, updated_at)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING RETURNING id)
+				SELECT id FROM ins UNION ALL
+				(SELECT id FROM %[1]s WHERE id = $1 OR primary_email_normalized = $3 ORDER BY id = $1 DESC LIMIT 1)
+				LIMIT 1`, ident(t.Users)),
+				u.ID, u.PrimaryEmail, u.PrimaryEmailNormalized, u.DisplayName, u.Timezone, u.IsAdmin,
+				time.UnixMilli(u.CreatedAtMs), time.UnixMilli(u.UpdatedAtMs)).Scan(&got)
+			if err != nil {
+				return nil, fmt.Errorf("identities[%d] (%s): user %s: %w", i, id.ID, u.ID, err)
+			}
+			userID = &got
+		}
+		var metadata []byte
+		if len(id.Metadata) > 0 {
+			metadata = id.Metadata
+		}
+		var got string
+		err := tx.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %s (id, kind, provider, provider_tenant_id, provider_subject_id,
+				display_name, handle, email, avatar_url, metadata_json, created_at, updated_at, user_id,
+				email_normalized, email_verified)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			ON CONFLICT (provider, provider_tenant_id, provider_subject_id) DO UPDATE SET
+				display_name = EXCLUDED.display_name, handle = EXCLUDED.handle, email = EXCLUDED.email,
+				avatar_url = EXCLUDED.avatar_url, metadata_json = EXCLUDED.metadata_json,
+				user_id = coalesce(EXCLUDED.user_id, %[1]s.user_id), email_normalized = EXCLUDED.email_normalized,
+				email_verified = EXCLUDED.email_verified, updated_at = greatest(%[1]s.updated_at, EXCLUDED.updated_at)
+			RETURNING id`, ident(t.Identities)),
+			id.ID, id.Kind, id.Provider, id.ProviderTenantID, id.ProviderSubjectID,
+			id.DisplayName, id.Handle, id.Email, id.AvatarURL, metadata,
+			time.UnixMilli(id.CreatedAtMs), time.UnixMilli(id.UpdatedAtMs), userID,
+			id.EmailNormalized, id.EmailVerified).Scan(&got)
+		if err != nil {
+			return nil, fmt.Errorf("identities[%d] (%s): %w", i, id.ID, err)
+		}
+		idmap[id.ID] = got
+	}
+	return idmap, nil
+}
+
+// insertConversation creates the conversation row with every NOT NULL
+// column filled, and the source and destination a product needs to find
+// it again: a Slack thread for slack:<channel>:<ts> ids, else a web root.
+func insertConversation(ctx context.Context, tx pgx.Tx, p *schema.Profile, h *history.Header, id string) error {
+	source := string(h.Surface)
+	var src, dst map[string]any
+	if channel, ts, ok := slackThread(id); ok {
+		src = map[string]any{"platform": "slack", "channelId": channel, "threadTs": ts}
+		dst = map[string]any{"platform": "slack", "channelId": channel}
+		if team := slackTeam(h.Identities); team != "" {
+			src["teamId"], dst["teamId"] = team, team
+		}
+	} else {
+		src = map[string]any{"platform": "web", "conversationId": id, "visibility": "private"}
+		dst = map[string]any{"platform": "local", "conversationId": id}
+	}
+	srcJSON, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	dstJSON, err := json.Marshal(dst)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (conversation_id, schema_version, source, source_json,
+			destination_json, created_at, last_activity_at, updated_at, execution_status, duration_ms, execution_duration_ms)
+		VALUES ($1, 1, $2, $3, $4, now(), now(), now(), 'idle', 0, 0)`, ident(p.Tables.Conversations)),
+		id, source, srcJSON, dstJSON)
+	return err
+}
+
+func slackThread(id string) (channel, ts string, ok bool) {
+	parts := strings.Split(id, ":")
+	if len(parts) != 3 || parts[0] != "slack" || parts[1] == "" || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+func slackTeam(ids []history.Identity) string {
+	for _, id := range ids {
+		if id.Provider == "slack" && id.ProviderTenantID != "" {
+			return id.ProviderTenantID
+		}
+	}
+	return ""
+}
+
+// copySource feeds COPY from the rows of a load.
+type copySource struct {
+	next     source
+	id       string
+	file     string
+	idmap    map[string]string
+	vals     []any
+	seqs     []int64          // seq of each row sent, to name a row COPY rejects
+	firstUse map[string]int64 // first seq naming each actor identity the file does not carry
+	skipped  int
+	minAt    int64
+	maxAt    int64
+	err      error
+}
+
+func (s *copySource) Next() bool {
+	ev, err := s.next()
+	if err != nil {
+		if err != io.EOF {
+			s.err = err
+		}
+		return false
+	}
+	var actor *string
+	if ev.ActorIdentityID != nil {
+		a := *ev.ActorIdentityID
+		if mapped, ok := s.idmap[a]; ok {
+			a = mapped
+		} else if _, seen := s.firstUse[a]; !seen {
+			s.firstUse[a] = ev.Seq
+		}
+		actor = &a
+	}
+	if len(s.seqs) == 0 || ev.CreatedAtMs < s.minAt {
+		s.minAt = ev.CreatedAtMs
+	}
+	if len(s.seqs) == 0 || ev.CreatedAtMs > s.maxAt {
+		s.maxAt = ev.CreatedAtMs
+	}
+	s.seqs = append(s.seqs, ev.Seq)
+	s.vals = append(s.vals[:0], s.id, int32(ev.Seq), int32(ev.HistoryVersion), int32(ev.SchemaVersion),
+		ev.IdempotencyKey, ev.Type, []byte(ev.Payload), actor, time.UnixMilli(ev.CreatedAtMs))
+	return true
+}
+
+func (s *copySource) Values() ([]any, error) { return s.vals, nil }
+func (s *copySource) Err() error             { return s.err }
+
+var copyLine = regexp.MustCompile(`COPY \S+, line (\d+)(?:, column (\w+))?`)
+
+// rowError names the row behind a failed COPY: from the line number the
+// server reports, or, for a foreign key checked at the end, from the
+// identity it names.
+func (s *copySource) rowError(err error) error {
+	if s.err != nil && errors.Is(err, s.err) {
+		return err // the reader's own error already names the row
+	}
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return fmt.Errorf("load %s into %s: %w", fileOr(s.file), s.id, err)
+	}
+	re := &history.RowError{File: s.file, Index: -1, Seq: -1, Err: explain(err)}
+	if m := copyLine.FindStringSubmatch(pg.Where); m != nil {
+		if line, _ := strconv.Atoi(m[1]); line >= 1 && line <= len(s.seqs) {
+			re.Index, re.Seq = line-1, s.seqs[line-1]
+		}
+		re.Field = fieldOf(m[2])
+	}
+	if pg.Code == "23503" && strings.Contains(pg.Detail, "actor_identity_id") {
+		re.Field = "actorIdentityId"
+		for actor, seq := range s.firstUse {
+			if strings.Contains(pg.Detail, "("+actor+")") {
+				re.Seq = seq
+				re.Err = fmt.Errorf("actorIdentityId %q is neither in the file's identities nor in the database: %w", actor, err)
+			}
+		}
+	}
+	if pg.Code == "23505" {
+		switch {
+		case strings.Contains(pg.ConstraintName, "idempotency"):
+			re.Field = "idempotencyKey"
+		case strings.Contains(pg.ConstraintName, "pk"):
+			re.Field = "seq"
+		}
+	}
+	return fmt.Errorf("load %s into %s: %w", fileOr(s.file), s.id, re)
+}
+
+func fieldOf(column string) string {
+	switch column {
+	case "seq":
+		return "seq"
+	case "history_version":
+		return "historyVersion"
+	case "schema_version":
+		return "schemaVersion"
+	case "idempotency_key":
+		return "idempotencyKey"
+	case "actor_identity_id":
+		return "actorIdentityId"
+	case "created_at":
+		return "createdAtMs"
+	}
+	return column
+}
+
+// explain adds what to do to the database errors a user can fix.
+func explain(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "42P01" {
+		return fmt.Errorf("%w: the database lacks the product's tables; create them with `recorder schema --apply`", err)
+	}
+	return err
+}
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+func fileOr(name string) string {
+	if name == "" {
+		return "<input>"
+	}
+	return name
+}
