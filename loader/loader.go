@@ -124,7 +124,7 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 			return nil, err
 		}
 	}
-	hr := history.NewReader(r, opts.File)
+	hr := history.NewReader(ctxReader{ctx, r}, opts.File)
 	h, err := hr.Header()
 	if err != nil {
 		return nil, err
@@ -471,8 +471,9 @@ var copyLine = regexp.MustCompile(`COPY \S+, line (\d+)(?:, column (\w+))?`)
 // server reports, or, for a foreign key checked at the end, from the
 // identity it names.
 func (s *copySource) rowError(err error) error {
-	if s.err != nil && errors.Is(err, s.err) {
-		return err // the reader's own error already names the row
+	if s.err != nil {
+		// The reader's own error (it names the row) made pgx abort the COPY.
+		return s.err
 	}
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) {
@@ -539,4 +540,34 @@ func fileOr(name string) string {
 		return "<input>"
 	}
 	return name
+}
+
+// ctxReader makes a blocking reader, such as a pipe, give up when ctx is
+// done: the read runs in its own goroutine, into its own buffer, and is
+// abandoned on cancellation.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	type result struct {
+		buf []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		buf := make([]byte, len(p))
+		n, err := c.r.Read(buf)
+		done <- result{buf[:n], err}
+	}()
+	select {
+	case res := <-done:
+		return copy(p, res.buf), res.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
 }
