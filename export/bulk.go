@@ -75,7 +75,7 @@ func (e *Exporter) Select(ctx context.Context, f Filter) ([]string, error) {
 
 // Progress is told about each conversation a bulk export finishes: how many
 // are done of how many, and the result or error of this one.
-type Progress func(done, total int, id string, err error)
+type Progress func(done, total int, id string, res *Result, err error)
 
 // ToDir exports each conversation to its own file in dir, named by
 // FileName, written atomically with mode 0600 (an export holds personal
@@ -94,13 +94,19 @@ func (e *Exporter) ToDir(ctx context.Context, ids []string, dir string, progress
 		}
 		names[name] = true
 		var res *Result
-		err := atomicfile.Write(filepath.Join(dir, name), 0o600, func(w io.Writer) error {
+		path := filepath.Join(dir, name)
+		err := atomicfile.Write(path, 0o600, func(w io.Writer) error {
 			var err error
 			res, err = e.Export(ctx, id, w)
 			return err
 		})
+		if err == nil {
+			res.File = path
+		} else {
+			res = nil
+		}
 		if progress != nil {
-			progress(i+1, len(ids), id, err)
+			progress(i+1, len(ids), id, res, err)
 		}
 		if err != nil {
 			errs = append(errs, err)

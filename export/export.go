@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/version"
 	"github.com/agentvcr/agentvcr/schema"
 )
 
@@ -34,10 +34,11 @@ type Exporter struct {
 
 // Result describes one exported conversation.
 type Result struct {
-	ConversationID string
-	Surface        history.Surface
-	Events         int // rows written
-	Identities     int // identity rows written
+	ConversationID string          `json:"conversationId"`
+	Surface        history.Surface `json:"surface"`
+	Events         int             `json:"events"`         // rows written
+	Identities     int             `json:"identities"`     // identity rows written
+	File           string          `json:"file,omitempty"` // set by ToDir
 }
 
 // Export writes the conversation id to w as recorded history. On error, w
@@ -93,7 +94,7 @@ func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id 
 		Surface: res.Surface,
 		Exporter: &history.Exporter{
 			Tool:           "agentvcr",
-			Version:        toolVersion(),
+			Version:        version.String(),
 			Profile:        p.Name,
 			ExportedAt:     now().UTC().Format(time.RFC3339),
 			ConversationID: id,
@@ -198,10 +199,3 @@ func identities(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string) ([
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
-
-func toolVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}

@@ -136,7 +136,7 @@ func TestSelectAndToDir(t *testing.T) {
 
 	dir := t.TempDir()
 	var seen []string
-	results, err := e.ToDir(ctx, []string{slack.ID, "local:web:missing", web.ID}, dir, func(done, total int, id string, err error) {
+	results, err := e.ToDir(ctx, []string{slack.ID, "local:web:missing", web.ID}, dir, func(done, total int, id string, _ *Result, err error) {
 		seen = append(seen, id)
 	})
 	if !errors.Is(err, ErrNotFound) || len(results) != 2 || len(seen) != 3 {

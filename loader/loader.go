@@ -68,15 +68,8 @@ type Loader struct {
 	Profile *schema.Profile
 }
 
-// LoadFile loads the recorded history in the named file, or standard input
-// for "-".
+// LoadFile loads the recorded history in the named file.
 func (l *Loader) LoadFile(ctx context.Context, name string, opts Options) (*Result, error) {
-	if name == "-" {
-		if opts.File == "" {
-			opts.File = "<stdin>"
-		}
-		return l.Load(ctx, os.Stdin, opts)
-	}
 	if opts.File == "" {
 		opts.File = name
 	}

@@ -123,6 +123,9 @@ func TestRoundTripThroughExportAndLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if res.ConversationID != "local:web:copy" {
+				t.Fatalf("loaded as %q; want the id given", res.ConversationID)
+			}
 			if got := eventRows(t, dst, "local:web:copy"); !reflect.DeepEqual(got, want) {
 				t.Fatal("rows under another id differ")
 			}

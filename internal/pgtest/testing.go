@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -9,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/agentvcr/agentvcr/internal/pgcluster"
 )
 
 // envURL names the environment variable that points the tests at an
@@ -20,7 +21,7 @@ const envURL = "AGENTVCR_TEST_DATABASE_URL"
 // on first use so that binaries whose tests need no database pay nothing.
 var shared struct {
 	once    sync.Once
-	cluster *Cluster
+	cluster *pgcluster.Cluster
 	err     error
 }
 
@@ -38,7 +39,7 @@ func NewDatabase(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, err := createDatabase(t.Context(), admin.String())
+	name, err := pgcluster.CreateDatabase(t.Context(), admin.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func NewDatabase(t testing.TB) string {
 		// t.Context is already canceled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := dropDatabase(ctx, admin.String(), name); err != nil {
+		if err := pgcluster.DropDatabase(ctx, admin.String(), name); err != nil {
 			t.Error(err)
 		}
 	})
@@ -71,26 +72,17 @@ func adminURL() (*url.URL, error) {
 	shared.once.Do(func() {
 		// Not the test's context: the cluster outlives the test that
 		// happens to start it.
-		shared.cluster, shared.err = Start(context.Background())
+		shared.cluster, shared.err = pgcluster.Start(context.Background())
+		// The hint is added here rather than by pgcluster because only
+		// tests read the variable.
+		if _, ok := errors.AsType[*pgcluster.NotFoundError](shared.err); ok {
+			shared.err = fmt.Errorf("%w; or set %s to the URL of a server to use instead", shared.err, envURL)
+		}
 	})
 	if shared.err != nil {
 		return nil, shared.err
 	}
 	return url.Parse(shared.cluster.URL("postgres"))
-}
-
-func dropDatabase(ctx context.Context, adminURL, name string) error {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return fmt.Errorf("pgtest: %w", err)
-	}
-	defer conn.Close(ctx)
-	// FORCE disconnects sessions the test left open, such as those of a
-	// pool it did not close.
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("pgtest: dropping database %s: %w", name, err)
-	}
-	return nil
 }
 
 // Main runs the tests and then stops the cluster that NewDatabase started,

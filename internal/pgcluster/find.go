@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"os"
@@ -15,10 +15,9 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return "pgtest: PostgreSQL server binaries (initdb and postgres) not found in " +
+	return "pgcluster: PostgreSQL server binaries (initdb and postgres) not found in " +
 		strings.Join(e.Searched, ", ") +
-		`; install the Debian package "postgresql" (apt-get install postgresql)` +
-		" or set AGENTVCR_TEST_DATABASE_URL to the URL of a server to use instead"
+		`; install the Debian package "postgresql" (apt-get install postgresql)`
 }
 
 // findBinDir returns the first directory that holds both initdb and

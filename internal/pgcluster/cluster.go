@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"bytes"
@@ -48,7 +48,7 @@ var errPortInUse = errors.New("port already in use")
 // it exits cleanly, so a PID reused by another process is not signalled.
 // SIGQUIT requests an immediate shutdown, in which the postmaster also stops
 // its children. Hangups and interrupts are ignored so that the script
-// survives the terminal session of the test that started it.
+// survives the terminal session of the process that started it.
 const reaperScript = `
 trap '' HUP INT
 while read -r _; do :; done
@@ -120,7 +120,7 @@ func startWith(ctx context.Context, bin string) (*Cluster, error) {
 	}
 	dir, err := os.MkdirTemp(base, "agentvcr-pg-")
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
+		return nil, fmt.Errorf("pgcluster: %w", err)
 	}
 	c := &Cluster{dir: dir, cred: cred}
 	if err := c.start(ctx, bin); err != nil {
@@ -132,7 +132,7 @@ func startWith(ctx context.Context, bin string) (*Cluster, error) {
 func (c *Cluster) start(ctx context.Context, bin string) error {
 	if c.cred != nil {
 		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return fmt.Errorf("pgtest: %w", err)
+			return fmt.Errorf("pgcluster: %w", err)
 		}
 	}
 	if err := c.startReaper(); err != nil {
@@ -144,7 +144,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	initdb.Dir = "/"
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
-		return fmt.Errorf("pgtest: initdb: %w\n%s", err, lastLines(out, 20))
+		return fmt.Errorf("pgcluster: initdb: %w\n%s", err, lastLines(out, 20))
 	}
 
 	for attempt := 1; ; attempt++ {
@@ -154,7 +154,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 		}
 		if !errors.Is(err, errPortInUse) || attempt == portAttempts {
 			log, _ := os.ReadFile(c.logFile())
-			return fmt.Errorf("pgtest: starting postgres: %w\nserver log:\n%s", err, lastLines(log, 20))
+			return fmt.Errorf("pgcluster: starting postgres: %w\nserver log:\n%s", err, lastLines(log, 20))
 		}
 	}
 }
@@ -163,19 +163,19 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 func (c *Cluster) startReaper() error {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("pgtest: %w", err)
+		return fmt.Errorf("pgcluster: %w", err)
 	}
 	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", reaperScript, "pgtest-reaper", c.dir)
+	cmd := exec.Command("/bin/sh", "-c", reaperScript, "pgcluster-reaper", c.dir)
 	cmd.Stdin = r
 	cmd.Dir = "/"
 	// Running as the server's user limits what a forged lock file could make
-	// the script kill. Its own process group keeps a Ctrl-C aimed at the test
-	// from killing it before it has cleaned up.
+	// the script kill. Its own process group keeps a Ctrl-C aimed at the
+	// starting process from killing it before it has cleaned up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return fmt.Errorf("pgtest: starting reaper: %w", err)
+		return fmt.Errorf("pgcluster: starting reaper: %w", err)
 	}
 	c.reaper, c.lifeline = cmd, w
 	return nil
@@ -200,8 +200,8 @@ func (c *Cluster) startServer(ctx context.Context, postgres string) error {
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = log, log
-	// A Ctrl-C aimed at the test must not stop the server under it; Stop
-	// and the reaper shut it down instead.
+	// A Ctrl-C aimed at the starting process must not stop the server
+	// under it; Stop and the reaper shut it down instead.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return err
@@ -265,19 +265,19 @@ func serverCredential() (*syscall.Credential, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("pgtest: %w", err)
+			return nil, fmt.Errorf("pgcluster: %w", err)
 		}
 		uid, err := strconv.ParseUint(u.Uid, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("pgtest: user %s: %w", name, err)
+			return nil, fmt.Errorf("pgcluster: user %s: %w", name, err)
 		}
 		gid, err := strconv.ParseUint(u.Gid, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("pgtest: user %s: %w", name, err)
+			return nil, fmt.Errorf("pgcluster: user %s: %w", name, err)
 		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
-	return nil, errors.New(`pgtest: PostgreSQL does not run as root, and neither user "postgres" nor "nobody" exists`)
+	return nil, errors.New(`pgcluster: PostgreSQL does not run as root, and neither user "postgres" nor "nobody" exists`)
 }
 
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
@@ -297,10 +297,10 @@ func (c *Cluster) URL(database string) string {
 }
 
 // CreateDatabase creates an empty database with a new name and returns its
-// URL. Tests that share a cluster can each use their own database without
-// seeing one another's tables.
+// URL. Users that share a cluster, such as the tests of one binary, can each
+// use their own database without seeing one another's tables.
 func (c *Cluster) CreateDatabase(ctx context.Context) (string, error) {
-	name, err := createDatabase(ctx, c.URL("postgres"))
+	name, err := CreateDatabase(ctx, c.URL("postgres"))
 	if err != nil {
 		return "", err
 	}
@@ -322,14 +322,14 @@ func (c *Cluster) stop() error {
 		errs = append(errs, c.shutdown())
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
-		errs = append(errs, fmt.Errorf("pgtest: %w", err))
+		errs = append(errs, fmt.Errorf("pgcluster: %w", err))
 	}
 	// With the directory gone, end of input makes the reaper exit without
 	// doing anything.
 	if c.lifeline != nil {
 		c.lifeline.Close()
 		if err := c.reaper.Wait(); err != nil {
-			errs = append(errs, fmt.Errorf("pgtest: reaper: %w", err))
+			errs = append(errs, fmt.Errorf("pgcluster: reaper: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -346,23 +346,40 @@ func (c *Cluster) shutdown() error {
 	}
 	_ = c.server.Kill()
 	<-c.exited
-	return fmt.Errorf("pgtest: postgres did not shut down within %v and was killed", stopTimeout)
+	return fmt.Errorf("pgcluster: postgres did not shut down within %v and was killed", stopTimeout)
 }
 
-// createDatabase creates a database with a new name on the server at
-// adminURL and returns the name. The name is random rather than counted so
-// that test binaries sharing a server do not collide.
-func createDatabase(ctx context.Context, adminURL string) (string, error) {
+// CreateDatabase creates an empty database with a new name on the server
+// at adminURL, which may be that of any database there, and returns the
+// name. Unlike [Cluster.CreateDatabase] it works with any server, including
+// one this package did not start. The name is random rather than counted so
+// that processes sharing a server do not collide.
+func CreateDatabase(ctx context.Context, adminURL string) (string, error) {
 	name := "agentvcr_" + strings.ToLower(rand.Text())
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		return "", fmt.Errorf("pgtest: %w", err)
+		return "", fmt.Errorf("pgcluster: %w", err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", fmt.Errorf("pgtest: creating database %s: %w", name, err)
+		return "", fmt.Errorf("pgcluster: creating database %s: %w", name, err)
 	}
 	return name, nil
+}
+
+// DropDatabase drops the named database on the server at adminURL. It
+// disconnects sessions still using the database, such as those of a pool
+// nobody closed, and succeeds if the database does not exist.
+func DropDatabase(ctx context.Context, adminURL, name string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("pgcluster: dropping database %s: %w", name, err)
+	}
+	return nil
 }
 
 // lastLines returns at most the last n lines of b.

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/export"
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/atomicfile"
+)
+
+type exportFlags struct {
+	db             dbFlags
+	conversation   string
+	output         string
+	idsFile        string
+	since, until   string
+	all            bool
+	surface        string
+	limit          int
+	outDir         string
+	withIdentities bool
+	json           bool
+}
+
+func newExportCmd(e *env) *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export conversations from PostgreSQL as recorded-history JSON",
+		Long: `export reads conversations from the product's database, in a read-only
+transaction, and writes them as recorded-history JSON: one conversation to
+stdout or -o FILE, or many, each to its own file in --out-dir. Rows of the
+types a fork never copies (credentials, approvals, plugin state) are dropped.
+
+An export holds personal data: files are written with mode 0600. Sanitize
+before anything goes into git.`,
+		Example: `  # one conversation, to stdout
+  recorder export --database-url "$PROD_RO_URL" --conversation slack:C0123:1790000000.000100
+
+  # with the identities its rows reference, to a file
+  recorder export --conversation local:web:4f1c --with-identities -o launch.json
+
+  # every web conversation active in the last week, one file each
+  recorder export --since 168h --surface web --out-dir exports/
+
+  # the conversations listed in a file (one id per line, # comments)
+  recorder export --ids-file ids.txt --out-dir exports/ --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
+	}
+	f.db.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.conversation, "conversation", "", "export the conversation with this id")
+	fl.StringVarP(&f.output, "output", "o", "", "with --conversation: write to this file instead of stdout")
+	fl.StringVar(&f.idsFile, "ids-file", "", "export the conversations listed in this file, one id per line")
+	fl.StringVar(&f.since, "since", "", "export conversations active since this time (RFC 3339, YYYY-MM-DD, or a duration ago such as 72h)")
+	fl.StringVar(&f.until, "until", "", "with --since or --all: only conversations active before this time")
+	fl.BoolVar(&f.all, "all", false, "export every conversation")
+	fl.StringVar(&f.surface, "surface", "", "with --since or --all: only conversations delivered to slack or web")
+	fl.IntVar(&f.limit, "limit", 0, "with --since or --all: at most this many conversations")
+	fl.StringVar(&f.outDir, "out-dir", "", "directory for the files of a bulk export")
+	fl.BoolVar(&f.withIdentities, "with-identities", false, "add the identity rows the conversation references")
+	fl.BoolVar(&f.json, "json", false, "bulk export: print one JSON object per conversation instead of file names")
+	return cmd
+}
+
+func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
+	selections := 0
+	for _, set := range []bool{f.conversation != "", f.idsFile != "", f.since != "", f.all} {
+		if set {
+			selections++
+		}
+	}
+	switch {
+	case selections != 1:
+		return usagef("say what to export with exactly one of --conversation, --ids-file, --since or --all")
+	case f.conversation != "" && f.outDir != "":
+		return usagef("--out-dir is for bulk exports; use -o FILE with --conversation")
+	case f.conversation == "" && f.output != "":
+		return usagef("-o is for --conversation; a bulk export writes to --out-dir")
+	case f.conversation == "" && f.outDir == "":
+		return usagef("a bulk export needs --out-dir")
+	case f.idsFile != "" && (f.until != "" || f.surface != "" || f.limit != 0):
+		return usagef("--until, --surface and --limit filter --since or --all, not --ids-file")
+	}
+	filter := export.Filter{Limit: f.limit}
+	var err error
+	if f.since != "" {
+		if filter.Since, err = parseTime(f.since); err != nil {
+			return usagef("--since: %v", err)
+		}
+	}
+	if f.until != "" {
+		if filter.Until, err = parseTime(f.until); err != nil {
+			return usagef("--until: %v", err)
+		}
+	}
+	if f.surface != "" {
+		if filter.Surface, err = history.ParseSurface(f.surface); err != nil {
+			return usagef("--surface: %v", err)
+		}
+	}
+	var ids []string
+	if f.idsFile != "" {
+		if ids, err = readIDs(f.idsFile); err != nil {
+			return usagef("--ids-file: %v", err)
+		}
+	}
+	p, err := f.db.lookupProfile()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	conn, err := f.db.connect(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	ex := &export.Exporter{DB: conn, Profile: p, WithIdentities: f.withIdentities}
+
+	if f.conversation != "" {
+		if f.output == "" {
+			_, err := ex.Export(ctx, f.conversation, e.stdout)
+			return err
+		}
+		return atomicfile.Write(f.output, 0o600, func(w io.Writer) error {
+			_, err := ex.Export(ctx, f.conversation, w)
+			return err
+		})
+	}
+	if ids == nil {
+		if ids, err = ex.Select(ctx, filter); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(f.outDir, 0o700); err != nil {
+		return err
+	}
+	progress := f.progress(e)
+	_, err = ex.ToDir(ctx, ids, f.outDir, progress)
+	if isTerminal(e.stderr) && len(ids) > 0 {
+		fmt.Fprintln(e.stderr)
+	}
+	return err
+}
+
+// progress prints each finished conversation: its file (or a JSON object)
+// on stdout, a counter on stderr when stderr is a terminal, and failures on
+// stderr.
+func (f *exportFlags) progress(e *env) export.Progress {
+	tty := isTerminal(e.stderr)
+	enc := json.NewEncoder(e.stdout)
+	return func(done, total int, id string, res *export.Result, err error) {
+		if tty {
+			fmt.Fprintf(e.stderr, "\rexported %d/%d", done, total)
+		}
+		if err != nil {
+			if tty {
+				fmt.Fprintln(e.stderr)
+			}
+			fmt.Fprintf(e.stderr, "recorder: %v\n", err)
+			return
+		}
+		if f.json {
+			enc.Encode(res)
+			return
+		}
+		fmt.Fprintln(e.stdout, res.File)
+	}
+}
+
+// parseTime reads an RFC 3339 time, a date, or a duration before now.
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return time.Now().Add(-d), nil
+	}
+	if n, err := strconv.Atoi(strings.TrimSuffix(s, "d")); err == nil && strings.HasSuffix(s, "d") && n > 0 {
+		return time.Now().AddDate(0, 0, -n), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: use RFC 3339 (2026-11-01T00:00:00Z), a date (2026-11-01) or a duration ago (72h, 7d)", s)
+}
+
+// readIDs reads conversation ids, one per line; blank lines and lines
+// starting with # are skipped.
+func readIDs(name string) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ids []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line != "" && !strings.HasPrefix(line, "#") {
+			ids = append(ids, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s lists no conversation ids", name)
+	}
+	return ids, nil
+}

@@ -1,0 +1,97 @@
+// Command recorder exports conversations from a product's PostgreSQL
+// database as recorded history, loads recorded history into a test
+// database, prints or applies the product schema, and runs a demo of both on
+// a throwaway PostgreSQL.
+//
+// Exit codes: 0 success, 1 the operation failed, 2 usage or bad input.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/version"
+	"github.com/agentvcr/agentvcr/schema"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what a command reads and writes besides its flags.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := &cobra.Command{
+		Use:   "recorder",
+		Short: "Export, load and replay an AI agent's conversations for tests",
+		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
+recorded-history JSON files (the format of getsentry/junior's recordings), so
+tests can start from a real conversation.
+
+Start with "recorder demo": it exports and loads a sample conversation on a
+throwaway PostgreSQL and cleans up after itself.`,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e))
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "recorder: %v\n", err)
+	return exitCode(err)
+}
+
+// usageError marks an error in how the command was called: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode maps an error to the exit code: 2 for usage and bad input, else 1.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):
+		return 2
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
+		return 2
+	}
+	return 1
+}
+
+// isTerminal reports whether w is a terminal, where progress lines belong.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

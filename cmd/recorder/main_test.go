@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentvcr/agentvcr/internal/juniortest"
+	"github.com/agentvcr/agentvcr/internal/pgtest"
+	"github.com/agentvcr/agentvcr/loader"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func recorder(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestExportThenLoad(t *testing.T) {
+	srcURL, src := juniortest.Database(t)
+	dstURL, dst := juniortest.Database(t)
+	slack, _ := juniortest.SlackThread()
+	web, _ := juniortest.WebLaunch()
+	juniortest.Insert(t, src, slack)
+	juniortest.Insert(t, src, web)
+	dir := t.TempDir()
+
+	file := filepath.Join(dir, "one.json")
+	if r := recorder(t, "", "export", "--database-url", srcURL, "--conversation", slack.ID, "--with-identities", "-o", file); r.code != 0 {
+		t.Fatalf("export: %+v", r)
+	}
+	t.Setenv("DATABASE_URL", dstURL)
+	r := recorder(t, "", "load", "--json", file)
+	if r.code != 0 {
+		t.Fatalf("load: %+v", r)
+	}
+	var res loader.Result
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("load --json printed %q: %v", r.stdout, err)
+	}
+	if res.ConversationID != slack.ID || res.Status != "loaded" || res.Identities != 2 || res.File != file {
+		t.Fatalf("load result %+v", res)
+	}
+	r = recorder(t, "", "load", file)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != slack.ID || !strings.Contains(r.stderr, "already loaded") {
+		t.Fatalf("second load: %+v", r)
+	}
+
+	// Bulk, then a pipe from export to load.
+	out := filepath.Join(dir, "bulk")
+	r = recorder(t, "", "export", "--database-url", srcURL, "--all", "--surface", "web", "--out-dir", out)
+	if want := filepath.Join(out, "local_web_0c3e1e9a4d97bb760f0656d0.json"); r.code != 0 || strings.TrimSpace(r.stdout) != want {
+		t.Fatalf("bulk export: %+v; want %s", r, want)
+	}
+	r = recorder(t, "", "export", "--database-url", srcURL, "--conversation", web.ID)
+	if r.code != 0 {
+		t.Fatalf("export to stdout: %+v", r)
+	}
+	doc := r.stdout
+	r = recorder(t, doc, "load", "--conversation-id", "local:web:piped", "-")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "local:web:piped" {
+		t.Fatalf("load from stdin: %+v", r)
+	}
+	r = recorder(t, strings.Replace(doc, `"conversationId"`, `"sourceId"`, 1), "load", "-")
+	if r.code != 2 || !strings.Contains(r.stderr, "no conversation id") {
+		t.Fatalf("load from stdin without an id: %+v", r)
+	}
+	var n int
+	if err := dst.QueryRow(context.Background(), `SELECT count(*) FROM junior_conversation_events WHERE conversation_id = 'local:web:piped'`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("piped load wrote %d rows (%v)", n, err)
+	}
+}
+
+func TestErrorsAndExitCodes(t *testing.T) {
+	dbURL, _ := juniortest.Database(t)
+	dir := t.TempDir()
+	badVersion := filepath.Join(dir, "v2.json")
+	if err := os.WriteFile(badVersion, []byte(`{"version":2,"surface":"web","events":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missingOut := filepath.Join(dir, "missing.json")
+	t.Setenv("DATABASE_URL", "")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		says []string
+	}{
+		{"unknown command", []string{"bogus"}, 2, []string{"unknown command"}},
+		{"unknown flag", []string{"export", "--bogus"}, 2, []string{"unknown flag"}},
+		{"no database", []string{"export", "--conversation", "x"}, 2, []string{"--database-url", "DATABASE_URL"}},
+		{"bad database url", []string{"export", "--conversation", "x", "--database-url", "postgres://a b"}, 2, []string{"--database-url"}},
+		{"refused connection", []string{"export", "--conversation", "x", "--database-url", "postgres://postgres@127.0.0.1:1/none?sslmode=disable"}, 1,
+			[]string{"connect to database none at 127.0.0.1:1", "check --database-url"}},
+		{"missing conversation", []string{"export", "--database-url", dbURL, "--conversation", "slack:CNONE:1.1", "-o", missingOut}, 1,
+			[]string{"slack:CNONE:1.1", "conversation not found"}},
+		{"two selections", []string{"export", "--conversation", "x", "--all"}, 2, []string{"exactly one"}},
+		{"bulk without dir", []string{"export", "--all"}, 2, []string{"--out-dir"}},
+		{"bad since", []string{"export", "--since", "yesterday", "--out-dir", dir}, 2, []string{"--since", "yesterday"}},
+		{"bad surface", []string{"export", "--all", "--surface", "teams", "--out-dir", dir}, 2, []string{"teams"}},
+		{"load nothing", []string{"load"}, 2, []string{"FILE"}},
+		{"id for two files", []string{"load", "--conversation-id", "x", "a", "b"}, 2, []string{"one FILE"}},
+		{"wrong version", []string{"load", "--database-url", dbURL, badVersion}, 2, []string{badVersion, "version", "not supported"}},
+		{"unknown profile", []string{"load", "--database-url", dbURL, "--profile", "zendesk", badVersion}, 2, []string{"unknown schema profile", "junior"}},
+		{"missing file", []string{"load", "--database-url", dbURL, filepath.Join(dir, "nope.json")}, 1, []string{"nope.json", "no such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := recorder(t, "", tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit code %d; want %d (stderr %q)", r.code, tt.code, r.stderr)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr %q lacks %q", r.stderr, s)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(missingOut); !os.IsNotExist(err) {
+		t.Errorf("a failed export left %s behind", missingOut)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("failed commands left files: %v", entries)
+	}
+}
+
+func TestSchemaPrintAndApply(t *testing.T) {
+	r := recorder(t, "", "schema")
+	if r.code != 0 || !strings.Contains(r.stdout, "CREATE TABLE IF NOT EXISTS junior_conversation_events") {
+		t.Fatalf("schema: %+v", r)
+	}
+	url := pgtest.NewDatabase(t)
+	for range 2 {
+		if r := recorder(t, "", "schema", "--apply", "--database-url", url); r.code != 0 {
+			t.Fatalf("schema --apply: %+v", r)
+		}
+	}
+	if r := recorder(t, "", "schema", "--profile", "zendesk"); r.code != 2 {
+		t.Fatalf("unknown profile: %+v", r)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	for _, sample := range []string{"slack-thread.json", "web-launch.json"} {
+		r := recorder(t, "", "demo", "--sample", sample)
+		if r.code != 0 || !strings.Contains(r.stdout, "agree in every column") || !strings.Contains(r.stdout, "removed its files") {
+			t.Fatalf("demo %s: %+v", sample, r)
+		}
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range []string{"schema", "export", "load", "demo"} {
+		r := recorder(t, "", cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help: %+v", cmd, r)
+		}
+	}
+}
