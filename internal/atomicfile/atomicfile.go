@@ -12,7 +12,22 @@ import (
 // temporary file in the same directory that is synced and then renamed over
 // name. The file gets mode perm. If write or any step fails, the temporary
 // file is removed and name is untouched.
+//
+// When name exists and is not a regular file (a device such as /dev/stdout,
+// a named pipe), there is nothing to replace atomically: Write writes to it
+// directly.
 func Write(name string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	if info, err := os.Stat(name); err == nil && !info.Mode().IsRegular() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err

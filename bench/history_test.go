@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/juniortest"
+	"github.com/agentvcr/agentvcr/internal/pgtest"
+)
+
+// recorderBuild is the recorder binary, built once per test binary on first
+// use and removed when the tests are done.
+var recorderBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	if recorderBuild.dir != "" {
+		os.RemoveAll(recorderBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// corpus is one database holding a long conversation, and the tools to
+// move it.
+type corpus struct {
+	url      string
+	conn     *pgx.Conn
+	id       string
+	rows     int // copied rows, the ones both sides move
+	recorder string
+	psql     string
+	dir      string
+}
+
+func newCorpus(tb testing.TB, events int) *corpus {
+	tb.Helper()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		tb.Skip("psql is not installed: apt-get install postgresql-client")
+	}
+	url, conn := juniortest.Database(tb)
+	conv := juniortest.Long(events)
+	juniortest.Insert(tb, conn, conv)
+	c := &corpus{url: url, conn: conn, id: conv.ID, recorder: buildRecorder(tb), psql: psql, dir: tb.TempDir()}
+	for _, e := range conv.Events {
+		if !history.Uncopied(e.Type) {
+			c.rows++
+		}
+	}
+	return c
+}
+
+func buildRecorder(tb testing.TB) string {
+	tb.Helper()
+	b := &recorderBuild
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "agentvcr-bench-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "recorder")
+		out, err := exec.Command("go", "build", "-o", b.bin, "github.com/agentvcr/agentvcr/cmd/recorder").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// copiedRows is the SELECT that both export sides read: the copied rows of
+// the conversation, in seq order.
+func (c *corpus) copiedRows() string {
+	return fmt.Sprintf(`SELECT seq, type, history_version, schema_version, idempotency_key, created_at, payload, actor_identity_id
+		FROM junior_conversation_events WHERE conversation_id = '%s'
+		AND NOT (type = ANY('{%s}')) ORDER BY seq`, c.id, strings.Join(history.UncopiedTypes(), ","))
+}
+
+// measure runs a command to completion and returns its wall time and peak
+// resident memory in bytes.
+//
+// The peak is read from the child's own /proc/<pid>/status (VmHWM) while it
+// runs: the rusage of a child is no use here, because Linux charges a child
+// that execs the high-water mark of the memory it started in, which is this
+// test binary's.
+func measure(tb testing.TB, name string, args ...string) (time.Duration, int64) {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			hwm = max(hwm, vmHWM(cmd.Process.Pid))
+			select {
+			case <-done:
+				peak <- hwm
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	wall := time.Since(start)
+	close(done)
+	if err != nil {
+		tb.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
+	}
+	return wall, <-peak
+}
+
+// vmHWM returns the peak resident set of a running process, in bytes, or 0
+// once it has exited.
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// pair reports each side's rows per second and their ratio.
+type pair struct {
+	rows       int
+	ours, base time.Duration
+}
+
+func (p *pair) report(b *testing.B, what string) {
+	ours := float64(p.rows*b.N) / p.ours.Seconds()
+	base := float64(p.rows*b.N) / p.base.Seconds()
+	b.ReportMetric(ours, what+"-rows/s")
+	b.ReportMetric(base, "psql-rows/s")
+	b.ReportMetric(ours/base, "ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkExport(b *testing.B) {
+	for _, events := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("events=%d", events), func(b *testing.B) {
+			c := newCorpus(b, events)
+			p := pair{rows: c.rows}
+			var peak int64
+			b.ResetTimer()
+			for range b.N {
+				wall, rss := measure(b, c.recorder, "export", "--database-url", c.url, "--conversation", c.id,
+					"--with-identities", "-o", os.DevNull)
+				p.ours += wall
+				peak = max(peak, rss)
+				wall, _ = measure(b, c.psql, "-X", "-q", c.url, "-c", `\copy (`+c.copiedRows()+`) TO '/dev/null'`)
+				p.base += wall
+			}
+			p.report(b, "export")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
+	c := newCorpus(b, 100000)
+	file := filepath.Join(c.dir, "long.json")
+	measure(b, c.recorder, "export", "--database-url", c.url, "--conversation", c.id, "--with-identities", "-o", file)
+	copyFile := filepath.Join(c.dir, "long.copy")
+	cols := "seq, type, history_version, schema_version, idempotency_key, created_at, payload, actor_identity_id"
+	measure(b, c.psql, "-X", "-q", c.url, "-c", `\copy (`+strings.Replace(c.copiedRows(), "SELECT seq,", "SELECT 'target' AS conversation_id, seq,", 1)+`) TO '`+copyFile+`'`)
+
+	targetURL, target := juniortest.Database(b)
+	p := pair{rows: c.rows}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		truncate(b, target)
+		b.StartTimer()
+		wall, _ := measure(b, c.recorder, "load", "--database-url", targetURL, "--conversation-id", "loaded", file)
+		p.ours += wall
+
+		b.StopTimer()
+		truncate(b, target)
+		// \copy writes the rows as they are; the identity they reference
+		// and the conversation must exist first, as the loader creates them.
+		if _, err := target.Exec(ctx, `INSERT INTO junior_conversations (conversation_id) VALUES ('target');
+			INSERT INTO junior_identities (id, kind, provider, provider_subject_id)
+			VALUES ('00000000-0000-4000-8000-000000000001', 'user', 'slack', 'U0ADA00001')`); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		wall, _ = measure(b, c.psql, "-X", "-q", targetURL, "-c", `\copy junior_conversation_events (conversation_id, `+cols+`) FROM '`+copyFile+`'`)
+		p.base += wall
+	}
+	p.report(b, "load")
+}
+
+func truncate(tb testing.TB, conn *pgx.Conn) {
+	tb.Helper()
+	if _, err := conn.Exec(context.Background(),
+		`TRUNCATE junior_conversation_events, junior_conversations, junior_identities, junior_users CASCADE`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestHarness runs both benchmarks' commands once on a small conversation,
+// so a broken harness shows up in the ordinary test run.
+func TestHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the recorder")
+	}
+	c := newCorpus(t, 500)
+	file := filepath.Join(c.dir, "small.json")
+	measure(t, c.recorder, "export", "--database-url", c.url, "--conversation", c.id, "--with-identities", "-o", file)
+	rec, err := history.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != c.rows {
+		t.Fatalf("exported %d rows; the psql side moves %d", len(rec.Events), c.rows)
+	}
+	measure(t, c.psql, "-X", "-q", c.url, "-c", `\copy (`+c.copiedRows()+`) TO '/dev/null'`)
+}
