@@ -35,16 +35,21 @@ func (e *FormatError) Unwrap() error { return e.Err }
 // reader (it then matches ErrInvalid) or a failure to store the row.
 type RowError struct {
 	File  string // file name as given to the reader; may be empty
-	Index int    // position of the row in the events array, from 0
+	Index int    // position of the row in the events array, from 0; -1 when unknown
 	Seq   int64  // the row's seq, or -1 when it has none or it is unreadable
 	Field string // the row field at fault, such as "payload"; empty for the whole row
 	Err   error
 }
 
 func (e *RowError) Error() string {
-	s := fmt.Sprintf("%s: events[%d]", fileOr(e.File), e.Index)
-	if e.Seq >= 0 {
-		s += fmt.Sprintf(" (seq %d)", e.Seq)
+	s := fileOr(e.File) + ": "
+	switch {
+	case e.Index >= 0 && e.Seq >= 0:
+		s += fmt.Sprintf("events[%d] (seq %d)", e.Index, e.Seq)
+	case e.Index >= 0:
+		s += fmt.Sprintf("events[%d]", e.Index)
+	default:
+		s += fmt.Sprintf("row seq %d", e.Seq)
 	}
 	if e.Field != "" {
 		s += ": " + e.Field

@@ -474,8 +474,10 @@ func (s *copySource) rowError(err error) error {
 	}
 	re := &history.RowError{File: s.file, Index: -1, Seq: -1, Err: explain(err)}
 	if m := copyLine.FindStringSubmatch(pg.Where); m != nil {
+		// The line counts the rows sent, not the file's rows (uncopied ones
+		// are skipped), so the seq names the row.
 		if line, _ := strconv.Atoi(m[1]); line >= 1 && line <= len(s.seqs) {
-			re.Index, re.Seq = line-1, s.seqs[line-1]
+			re.Seq = s.seqs[line-1]
 		}
 		re.Field = fieldOf(m[2])
 	}
@@ -496,7 +498,7 @@ func (s *copySource) rowError(err error) error {
 			re.Field = "seq"
 		}
 	}
-	return fmt.Errorf("load %s into %s: %w", fileOr(s.file), s.id, re)
+	return fmt.Errorf("load into %s: %w", s.id, re)
 }
 
 func fieldOf(column string) string {

@@ -300,7 +300,7 @@ func TestLoadRollsBackOnBadRow(t *testing.T) {
 			if re.Seq != rec.Events[29].Seq || re.Field != tt.field || re.File != path {
 				t.Errorf("RowError{File %q, Seq %d, Field %q}; want {%q, %d, %q}", re.File, re.Seq, re.Field, path, rec.Events[29].Seq, tt.field)
 			}
-			if !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), fmt.Sprintf("seq %d", rec.Events[29].Seq)) {
+			if !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), fmt.Sprintf("row seq %d", rec.Events[29].Seq)) {
 				t.Errorf("error %q lacks %q or the seq", err, tt.reason)
 			}
 			assertEmpty(t, db)
