@@ -164,7 +164,9 @@ func TestSelectAndToDir(t *testing.T) {
 func TestToDirLeavesNothingWhenTheDatabaseGoesAway(t *testing.T) {
 	ctx := context.Background()
 	url, conn := juniortest.Database(t)
-	juniortest.Insert(t, conn, juniortest.Long(3000))
+	// Far more than the socket buffers hold, so the server is still sending
+	// when it goes away.
+	juniortest.Insert(t, conn, juniortest.Long(20000))
 	id := juniortest.Long(1).ID
 	other := juniortest.Connect(t, url)
 	var pid uint32
