@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/jsontest"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
@@ -47,7 +48,7 @@ func TestExportKeepsRowsAndDropsUncopied(t *testing.T) {
 	}
 	for i, got := range rec.Events {
 		w := want[i]
-		if !sameJSON(t, got.Payload, w.Payload) {
+		if !jsontest.Equal(t, got.Payload, w.Payload) {
 			t.Errorf("seq %d: payload differs", w.Seq)
 		}
 		got.Payload, w.Payload = nil, nil
@@ -222,17 +223,6 @@ func (h hookWriter) Write(p []byte) (int, error) {
 	return h.w.Write(p)
 }
 
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatal(err)
-	}
-	return reflect.DeepEqual(va, vb)
-}
 
 func compactMetadata(t *testing.T, ids []history.Identity) []history.Identity {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentvcr/agentvcr/internal/jsontest"
 	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
@@ -190,7 +191,9 @@ func TestRoundTripJuniorRecording(t *testing.T) {
 	if err := Write(&out, rec); err != nil {
 		t.Fatal(err)
 	}
-	assertSameJSON(t, in, out.Bytes())
+	if !jsontest.Equal(t, in, out.Bytes()) {
+		t.Fatal("the written document differs from the recording as JSON")
+	}
 
 	again, err := Read(&out, "written")
 	if err != nil {
@@ -265,19 +268,6 @@ func TestWriteEmpty(t *testing.T) {
 	}
 }
 
-func assertSameJSON(t *testing.T, a, b []byte) {
-	t.Helper()
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(va, vb) {
-		t.Fatal("documents differ as JSON")
-	}
-}
 
 func compactEvents(t *testing.T, events []Event) []Event {
 	t.Helper()
