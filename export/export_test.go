@@ -223,7 +223,6 @@ func (h hookWriter) Write(p []byte) (int, error) {
 	return h.w.Write(p)
 }
 
-
 func compactMetadata(t *testing.T, ids []history.Identity) []history.Identity {
 	t.Helper()
 	out := slices.Clone(ids)

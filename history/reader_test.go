@@ -268,7 +268,6 @@ func TestWriteEmpty(t *testing.T) {
 	}
 }
 
-
 func compactEvents(t *testing.T, events []Event) []Event {
 	t.Helper()
 	out := make([]Event, len(events))
