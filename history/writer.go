@@ -7,7 +7,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/agentvcr/agentvcr/internal/jsonstr"
 )
 
 // Writer writes a recorded-history document one event at a time, in the
@@ -53,7 +54,7 @@ func (w *Writer) Write(ev Event) error {
 	b = append(b, "\n    {\n"...)
 	if ev.ActorIdentityID != nil {
 		b = appendField(b, "actorIdentityId")
-		b = appendString(b, *ev.ActorIdentityID)
+		b = jsonstr.Append(b, *ev.ActorIdentityID)
 		b = append(b, ",\n"...)
 	}
 	b = appendField(b, "createdAtMs")
@@ -66,7 +67,7 @@ func (w *Writer) Write(ev Event) error {
 	if ev.IdempotencyKey == nil {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, *ev.IdempotencyKey)
+		b = jsonstr.Append(b, *ev.IdempotencyKey)
 	}
 	b = append(b, ",\n"...)
 	b = appendField(b, "payload")
@@ -84,7 +85,7 @@ func (w *Writer) Write(ev Event) error {
 	b = strconv.AppendInt(b, ev.Seq, 10)
 	b = append(b, ",\n"...)
 	b = appendField(b, "type")
-	b = appendString(b, ev.Type)
+	b = jsonstr.Append(b, ev.Type)
 	b = append(b, "\n    }"...)
 	w.buf = b
 	w.rows++
@@ -129,7 +130,7 @@ func (w *Writer) start() error {
 	b := []byte("{\n  \"version\": ")
 	b = strconv.AppendInt(b, int64(h.Version), 10)
 	b = append(b, ",\n  \"surface\": "...)
-	b = appendString(b, string(h.Surface))
+	b = jsonstr.Append(b, string(h.Surface))
 	b = append(b, ",\n"...)
 	if h.Exporter != nil {
 		v, err := marshalIndent(h.Exporter)
@@ -171,42 +172,6 @@ func appendField(b []byte, name string) []byte {
 	b = append(b, "      \""...)
 	b = append(b, name...)
 	return append(b, "\": "...)
-}
-
-// appendString appends s as a JSON string the way JavaScript's
-// JSON.stringify writes it: no HTML escaping, invalid UTF-8 replaced.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // Write writes a whole recording to w.
