@@ -1,0 +1,300 @@
+package sanitize
+
+import (
+	"regexp"
+	"strings"
+)
+
+// span is one replacement in a string: bytes [start, end) become repl.
+type span struct {
+	start, end int
+	repl       string
+	kind       Kind
+	detector   string // what found it, for the report
+}
+
+// secretRule is one secret shape. Keywords are a cheap prefilter: the
+// regexp runs only on text that holds one of them.
+type secretRule struct {
+	name     string
+	keywords []string
+	re       *regexp.Regexp
+}
+
+// secretRules are the shapes of credentials an agent's conversations carry:
+// tokens pasted by people, found by tools, or echoed by the model. The
+// first rule that matches at a place names it.
+var secretRules = []secretRule{
+	{"slack-token", []string{"xox"}, regexp.MustCompile(`xox[abposre]-[0-9A-Za-z-]{10,}`)},
+	{"slack-app-token", []string{"xapp-"}, regexp.MustCompile(`xapp-\d-[0-9A-Za-z-]{10,}`)},
+	{"slack-webhook", []string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`)},
+	{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`)},
+	{"openai-key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
+	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`)},
+	{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`)},
+	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
+}
+
+// secretSpans finds the secrets in s.
+func secretSpans(s string, f *faker, out []span) []span {
+	for _, rule := range secretRules {
+		if !containsAny(s, rule.keywords) {
+			continue
+		}
+		for _, loc := range rule.re.FindAllStringIndex(s, -1) {
+			out = append(out, span{loc[0], loc[1], f.secret(rule.name, s[loc[0]:loc[1]]), KindSecret, "secret:" + rule.name})
+		}
+	}
+	return out
+}
+
+// hasSecret reports the name of the first secret shape in s, or "".
+func hasSecret(s string) string {
+	for _, rule := range secretRules {
+		if containsAny(s, rule.keywords) && rule.re.MatchString(s) {
+			return rule.name
+		}
+	}
+	return ""
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// emailSpans finds email addresses outside the reserved domains.
+func emailSpans(s string, f *faker, out []span) []span {
+	for _, e := range findEmails(s) {
+		if !reservedEmail(s[e[0]:e[1]]) {
+			out = append(out, span{e[0], e[1], f.fake(KindEmail, strings.ToLower(s[e[0]:e[1]])), KindEmail, "email"})
+		}
+	}
+	return out
+}
+
+// findEmails returns the [start, end) of each email address in s.
+func findEmails(s string) [][2]int {
+	var found [][2]int
+	for i := 0; i < len(s); {
+		at := strings.IndexByte(s[i:], '@')
+		if at < 0 {
+			break
+		}
+		at += i
+		i = at + 1
+		start := at
+		for start > 0 && isLocalByte(s[start-1]) {
+			start--
+		}
+		end := at + 1
+		for end < len(s) && isDomainByte(s[end]) {
+			end++
+		}
+		for end > at+1 && (s[end-1] == '.' || s[end-1] == '-') {
+			end--
+		}
+		domain := s[at+1 : end]
+		dot := strings.LastIndexByte(domain, '.')
+		if start == at || dot <= 0 || !isLetters(domain[dot+1:]) {
+			continue
+		}
+		found = append(found, [2]int{start, end})
+		i = end
+	}
+	return found
+}
+
+func isLocalByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._%+-", c) >= 0
+}
+
+func isDomainByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-'
+}
+
+func isLetters(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// reservedEmail reports whether an address is on a domain reserved for
+// examples and tests (RFC 2606), which no person can own.
+func reservedEmail(addr string) bool {
+	domain := strings.ToLower(addr[strings.LastIndexByte(addr, '@')+1:])
+	switch domain {
+	case "example.com", "example.org", "example.net":
+		return true
+	}
+	for _, suffix := range []string{".example", ".test", ".invalid", ".localhost", ".example.com", ".example.org", ".example.net"} {
+		if strings.HasSuffix(domain, suffix) || domain == suffix[1:] {
+			return true
+		}
+	}
+	return false
+}
+
+const slackIDPrefixes = "UWTECGDBFAS"
+
+// slackIDSpans finds Slack ids: a type letter and upper-case letters and
+// digits, as a whole word. In running text an id needs 9 to 12 characters
+// and a digit; after @, # or ^ (mentions) any length from 3 will do.
+func slackIDSpans(s string, f *faker, out []span) []span {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(slackIDPrefixes, s[i]) < 0 || !wordBoundaryBefore(s, i) {
+			continue
+		}
+		end := i + 1
+		digit := false
+		for end < len(s) && (isUpper(s[end]) || isDigit(s[end])) {
+			digit = digit || isDigit(s[end])
+			end++
+		}
+		n := end - i
+		mention := i > 0 && strings.IndexByte("@#^", s[i-1]) >= 0
+		ok := wordBoundaryAfter(s, end) && (mention && n >= 3 || digit && n >= 9 && n <= 12)
+		if ok {
+			out = append(out, span{i, end, f.fake(KindSlackID, s[i:end]), KindSlackID, "slack-id"})
+		}
+		i = end - 1
+	}
+	return out
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isSlackID reports whether a whole value is shaped like a Slack id.
+func isSlackID(v string) bool {
+	if len(v) < 3 || len(v) > 16 || strings.IndexByte(slackIDPrefixes, v[0]) < 0 {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if !isUpper(v[i]) && !isDigit(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// Slack markup with a label: <@U1|name>, <#C1|channel>,
+	// <!subteam^S1|@group>, raw or HTML-escaped.
+	markupRe = regexp.MustCompile(`(?:<|&lt;)([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&]+)(?:>|&gt;)`)
+	// A Slack workspace host: <workspace>.slack.com.
+	workspaceRe  = regexp.MustCompile(`\b([a-z0-9][a-z0-9-]*)\.(?:enterprise\.)?slack\.com\b`)
+	dashboardRe  = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
+	localIDRe    = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{8,})\b`)
+	ipv4Re       = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)
+	phoneRe      = regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{9,14}\b`)
+	slackDomains = map[string]bool{"app": true, "api": true, "files": true, "hooks": true, "www": true, "status": true,
+		"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true}
+)
+
+// markupSpans replaces the labels of Slack mentions: a person's name or
+// handle, a channel name, a user group handle.
+func markupSpans(s string, f *faker, out []span) []span {
+	if !strings.Contains(s, "|") {
+		return out
+	}
+	for _, m := range markupRe.FindAllStringSubmatchIndex(s, -1) {
+		sigil, start, end := s[m[2]:m[3]], m[4], m[5]
+		label := s[start:end]
+		switch {
+		case sigil == "#":
+			out = append(out, span{start, end, f.fake(KindChannelName, label), KindChannelName, "slack-markup"})
+		case strings.HasPrefix(label, "@"):
+			out = append(out, span{start + 1, end, f.fake(KindHandle, label[1:]), KindHandle, "slack-markup"})
+		case strings.Contains(label, " "):
+			out = append(out, span{start, end, f.fake(KindName, label), KindName, "slack-markup"})
+		default:
+			out = append(out, span{start, end, f.fake(KindHandle, label), KindHandle, "slack-markup"})
+		}
+	}
+	return out
+}
+
+// shapeSpans finds workspace hosts, dashboard and web conversation ids,
+// IPv4 addresses and phone numbers.
+func shapeSpans(s string, f *faker, out []span) []span {
+	if strings.Contains(s, ".slack.com") {
+		for _, m := range workspaceRe.FindAllStringSubmatchIndex(s, -1) {
+			if ws := s[m[2]:m[3]]; !slackDomains[ws] {
+				out = append(out, span{m[2], m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
+			}
+		}
+	}
+	if strings.Contains(s, "dashboard:") {
+		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, span{m[0], m[1], f.fake(KindDashboardID, s[m[0]:m[1]]), KindDashboardID, "dashboard-id"})
+		}
+	}
+	if strings.Contains(s, "local:") {
+		for _, m := range localIDRe.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, span{m[2], m[3], f.fake(KindHexID, s[m[2]:m[3]]), KindHexID, "conversation-id"})
+		}
+	}
+	if digitsAtLeast(s, 4) && strings.Count(s, ".") >= 3 {
+		for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
+			if ip := s[m[0]:m[1]]; !reservedIP(ip) && wordBoundaryBefore(s, m[0]) && notDotted(s, m[0], m[1]) {
+				out = append(out, span{m[0], m[1], f.fake(KindIP, ip), KindIP, "ip"})
+			}
+		}
+	}
+	if digitsAtLeast(s, 9) {
+		for _, m := range phoneRe.FindAllStringIndex(s, -1) {
+			if digitBoundary(s, m[0], m[1]) {
+				out = append(out, span{m[0], m[1], f.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
+			}
+		}
+	}
+	return out
+}
+
+func digitsAtLeast(s string, n int) bool {
+	for i := 0; i < len(s) && n > 0; i++ {
+		if isDigit(s[i]) {
+			n--
+		}
+	}
+	return n == 0
+}
+
+// notDotted rejects an address that is part of a longer dotted run, such
+// as a version number 1.2.3.4.5.
+func notDotted(s string, start, end int) bool {
+	before := start >= 2 && s[start-1] == '.' && isDigit(s[start-2])
+	after := end+1 < len(s) && s[end] == '.' && isDigit(s[end+1])
+	return !before && !after
+}
+
+// digitBoundary keeps a phone match that is not part of a longer number.
+func digitBoundary(s string, start, end int) bool {
+	before := start > 0 && (isDigit(s[start-1]) || s[start-1] == '.')
+	after := end < len(s) && (isDigit(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1]))
+	return !before && !after
+}
+
+// reservedIP reports addresses that identify no one: loopback, unspecified,
+// broadcast and the documentation networks.
+func reservedIP(ip string) bool {
+	for _, p := range []string{"127.", "0.", "255.", "192.0.2.", "198.51.100.", "203.0.113."} {
+		if strings.HasPrefix(ip, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+package sanitize
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/brianvoe/gofakeit/v7"
+)
+
+// Kind is what a personal value is; it picks the fake's shape and keeps
+// namespaces apart, so one string in two roles maps independently.
+type Kind string
+
+// The kinds of values the sanitizer replaces.
+const (
+	KindSlackID     Kind = "slack_id"     // U/W users, T teams, E enterprises, C/G/D channels, B bots, F files, A apps, S groups
+	KindEmail       Kind = "email"        // becomes first.last@example.com
+	KindName        Kind = "person_name"  // a full name; each part maps on its own
+	KindFirstName   Kind = "first_name"   // a part of a name from an identity row
+	KindLastName    Kind = "last_name"    // likewise
+	KindHandle      Kind = "handle"       // a Slack username such as ada.quill
+	KindIdentityID  Kind = "identity_id"  // junior_identities and junior_users ids (UUIDs)
+	KindDashboardID Kind = "dashboard_id" // dashboard:<hex>
+	KindHexID       Kind = "hex_id"       // the hash in local:web:<hex> conversation ids
+	KindWorkspace   Kind = "workspace"    // <workspace>.slack.com
+	KindChannelName Kind = "channel_name" // the name in <#C..|name>
+	KindPhone       Kind = "phone"
+	KindIP          Kind = "ip"
+	KindURL         Kind = "url" // avatar and profile URLs
+	KindSecret      Kind = "secret"
+)
+
+// faker derives every fake from HMAC-SHA256(key, kind || value): the same
+// key gives the same fake in every file and run, and without the key a fake
+// says nothing about its original. Fakes are memoized, and re-drawn when
+// they would equal an original or another original's fake.
+type faker struct {
+	key        []byte
+	memo       map[string]string // kind \x00 original -> fake
+	taken      map[string]bool   // kind \x00 fake
+	isOriginal func(string) bool
+}
+
+func newFaker(key []byte, isOriginal func(string) bool) *faker {
+	return &faker{key: key, memo: map[string]string{}, taken: map[string]bool{}, isOriginal: isOriginal}
+}
+
+func (f *faker) sum(k Kind, v string, n int) []byte {
+	mac := hmac.New(sha256.New, f.key)
+	mac.Write([]byte(k))
+	mac.Write([]byte{0})
+	mac.Write([]byte(v))
+	if n > 0 {
+		mac.Write([]byte{0})
+		mac.Write([]byte(strconv.Itoa(n)))
+	}
+	return mac.Sum(nil)
+}
+
+// fingerprint identifies the key without revealing it.
+func (f *faker) fingerprint() string {
+	return hex.EncodeToString(f.sum("fingerprint", "agentvcr", 0))[:16]
+}
+
+// digest names an original in reports and errors without revealing it.
+func (f *faker) digest(k Kind, v string) string {
+	return hex.EncodeToString(f.sum(k, v, 0))[:8]
+}
+
+// fake returns the fake for the original v of kind k.
+func (f *faker) fake(k Kind, v string) string {
+	key := string(k) + "\x00" + v
+	if s, ok := f.memo[key]; ok {
+		return s
+	}
+	if k == KindName || k == KindHandle {
+		// Built from the fakes of their parts, which are unique already.
+		s := f.draw(k, v, 0)
+		f.memo[key] = s
+		return s
+	}
+	var s string
+	for n := 0; ; n++ {
+		s = f.draw(k, v, n)
+		if s == v || n > 100 { // a value that maps to itself (an empty one) ends here
+			break
+		}
+		if !f.taken[string(k)+"\x00"+s] && (f.isOriginal == nil || !f.isOriginal(s)) {
+			break
+		}
+	}
+	f.memo[key] = s
+	f.taken[string(k)+"\x00"+s] = true
+	return s
+}
+
+func (f *faker) draw(k Kind, v string, n int) string {
+	h := f.sum(k, v, n)
+	switch k {
+	case KindSlackID:
+		return slackID(v, h)
+	case KindEmail:
+		// The local part maps like a handle, so ada.quill@corp.com becomes
+		// the address of ada.quill's fake: one persona in every field.
+		local := f.handle(v[:max(strings.LastIndexByte(v, '@'), 0)])
+		if n > 0 {
+			local += strconv.Itoa(n)
+		}
+		return local + "@example.com"
+	case KindName:
+		return f.name(v)
+	case KindFirstName:
+		first, _ := person(h)
+		return first
+	case KindLastName:
+		_, last := person(h)
+		return last
+	case KindHandle:
+		return f.handle(v)
+	case KindIdentityID:
+		u := h[:16]
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+	case KindDashboardID:
+		body := strings.TrimPrefix(v, "dashboard:")
+		return "dashboard:" + hexOfLen(h, len(body))
+	case KindHexID:
+		return hexOfLen(h, len(v))
+	case KindWorkspace:
+		_, last := person(h)
+		return letters(last) + "-" + hex.EncodeToString(h[20:22])
+	case KindChannelName:
+		return "channel-" + hex.EncodeToString(h[20:23])
+	case KindPhone:
+		return digits(v, h)
+	case KindIP:
+		nets := []string{"192.0.2.", "198.51.100.", "203.0.113."}
+		return nets[int(h[0])%3] + strconv.Itoa(1+int(h[1])%254)
+	case KindURL:
+		return "https://example.com/avatars/" + hex.EncodeToString(h[:8]) + ".png"
+	}
+	panic("sanitize: no fake for kind " + string(k))
+}
+
+// secret returns the placeholder for a secret that rule found: bracketed
+// words that no secret scanner takes for a token, with a digest so that one
+// secret keeps one placeholder.
+func (f *faker) secret(rule, v string) string {
+	return "[redacted " + rule + " " + hex.EncodeToString(f.sum(KindSecret, v, 0)[:4]) + "]"
+}
+
+// name maps each part of a full name on its own, so "Ada" in free text and
+// "Ada Quill" in a field become the same fake first name.
+func (f *faker) name(v string) string {
+	parts := strings.Fields(v)
+	for i, p := range parts {
+		if i == len(parts)-1 && i > 0 {
+			parts[i] = f.fake(KindLastName, p)
+		} else {
+			parts[i] = f.fake(KindFirstName, p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// handle maps ada.quill to the lower-cased fakes of its parts, keeping the
+// separators.
+func (f *faker) handle(v string) string {
+	var b strings.Builder
+	part := 0
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			p := v[start:end]
+			if part == 0 {
+				b.WriteString(letters(f.fake(KindFirstName, capitalize(p))))
+			} else {
+				b.WriteString(letters(f.fake(KindLastName, capitalize(p))))
+			}
+			part++
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '.' || c == '_' || c == '-' || c == '+' {
+			flush(i)
+			b.WriteByte(c)
+			start = i + 1
+		}
+	}
+	flush(len(v))
+	return b.String()
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
+}
+
+// person draws a first and last name from gofakeit, with a faker seeded
+// from the HMAC: never gofakeit's global faker, never a reseed.
+func person(h []byte) (first, last string) {
+	src := rand.NewPCG(binary.LittleEndian.Uint64(h[0:8]), binary.LittleEndian.Uint64(h[8:16]))
+	fk := gofakeit.NewFaker(src, false)
+	return fk.FirstName(), fk.LastName()
+}
+
+// letters lower-cases s and keeps only a-z, for emails and handles.
+func letters(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r
+		case 'A' <= r && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return -1
+	}, s)
+}
+
+const base36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// slackID keeps the type prefix and the length; the body is uppercase
+// base 36 and starts with a digit, like Slack's own.
+func slackID(v string, h []byte) string {
+	b := []byte(v)
+	for i := 1; i < len(b); i++ {
+		c := h[(i-1)%len(h)] ^ byte(i/len(h))
+		if i == 1 {
+			b[i] = base36[int(c)%10]
+		} else {
+			b[i] = base36[int(c)%36]
+		}
+	}
+	return string(b)
+}
+
+func hexOfLen(h []byte, n int) string {
+	s := hex.EncodeToString(h)
+	for len(s) < n {
+		s += s
+	}
+	return s[:n]
+}
+
+// digits replaces every digit of a phone number, keeping its layout and a
+// leading +.
+func digits(v string, h []byte) string {
+	b := []byte(v)
+	j := 0
+	for i, c := range b {
+		if '0' <= c && c <= '9' {
+			b[i] = '0' + h[j%len(h)]%10
+			j++
+		}
+	}
+	return string(b)
+}

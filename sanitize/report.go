@@ -1,0 +1,76 @@
+package sanitize
+
+import (
+	"runtime/debug"
+
+	"github.com/agentvcr/agentvcr/internal/version"
+)
+
+// Report says what a Sanitizer did, in counts. It never holds an original
+// value, so it can be committed beside the files it describes.
+type Report struct {
+	Tool           string `json:"tool"`
+	Version        string `json:"version"`
+	Gofakeit       string `json:"gofakeit"`
+	KeyFingerprint string `json:"keyFingerprint"`
+	RandomKey      bool   `json:"randomKey"`
+	RulesDigest    string `json:"rulesDigest"`
+	Files          int    `json:"files"`
+	Rows           int    `json:"rows"`
+	BytesIn        int64  `json:"bytesIn"`
+	BytesOut       int64  `json:"bytesOut"`
+	// Learned counts the originals learned from known fields, by kind.
+	Learned map[Kind]int `json:"learned"`
+	// Replaced counts replacements by kind of value.
+	Replaced map[Kind]int `json:"replaced"`
+	// Detectors counts replacements by what found them: "learned" for the
+	// dictionary, else the detector ("email", "secret:slack-token", ...).
+	Detectors map[string]int `json:"detectors"`
+	// Paths counts replacements by where they were (array indexes as #).
+	Paths map[string]map[Kind]int `json:"paths"`
+}
+
+func newReport(fingerprint, rulesDigest string, random bool) Report {
+	r := Report{Tool: "agentvcr-sanitize", Version: version.String(), Gofakeit: "unknown",
+		KeyFingerprint: fingerprint, RandomKey: random, RulesDigest: rulesDigest,
+		Replaced: map[Kind]int{}, Detectors: map[string]int{}, Paths: map[string]map[Kind]int{}}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == "github.com/brianvoe/gofakeit/v7" {
+				r.Gofakeit = dep.Version
+			}
+		}
+	}
+	return r
+}
+
+// counts are the replacements of one document, kept apart until it passes
+// the leak check.
+type counts struct {
+	spans []countedSpan
+}
+
+type countedSpan struct {
+	kind     Kind
+	detector string
+	path     string
+}
+
+func (c *counts) add(sp span, path string) {
+	c.spans = append(c.spans, countedSpan{sp.kind, sp.detector, path})
+}
+
+func (r *Report) add(c counts, in, out, rows int) {
+	r.Files++
+	r.Rows += rows
+	r.BytesIn += int64(in)
+	r.BytesOut += int64(out)
+	for _, sp := range c.spans {
+		r.Replaced[sp.kind]++
+		r.Detectors[sp.detector]++
+		if r.Paths[sp.path] == nil {
+			r.Paths[sp.path] = map[Kind]int{}
+		}
+		r.Paths[sp.path][sp.kind]++
+	}
+}

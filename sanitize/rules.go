@@ -1,0 +1,125 @@
+package sanitize
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Rules tell the sanitizer where the known personal fields are, so it learns
+// each original value before the free-text pass replaces it everywhere.
+// Paths are gjson paths of plain keys, with # for every array element; a
+// path that ends at an array learns each of its elements.
+type Rules struct {
+	Version int    `json:"version"`
+	Profile string `json:"profile,omitempty"`
+	// Document rules apply to the whole file, such as the exporter stamp.
+	Document []Rule `json:"document,omitempty"`
+	// Identities rules apply to each object of the top-level identities.
+	Identities []Rule `json:"identities,omitempty"`
+	// Events rules apply to each row of the given type; "*" to every row.
+	Events map[string][]Rule `json:"events,omitempty"`
+}
+
+// Rule names one field and what it holds.
+type Rule struct {
+	Path string   `json:"path"`
+	Kind RuleKind `json:"kind"`
+	// UnlessBot skips the field when its object has "isBot": true: bot
+	// names are not personal and stay.
+	UnlessBot bool `json:"unlessBot,omitempty"`
+}
+
+// RuleKind is what a rule's field holds. Besides the Kinds, a rule can say
+// user_ref (a Slack user id, dashboard id or email, told apart by shape),
+// user_name (a full name if it has a space, else a handle) and
+// conversation_id (slack:<channel>:<ts> or local:web:<hash>).
+type RuleKind string
+
+const (
+	ruleUserRef        RuleKind = "user_ref"
+	ruleUserName       RuleKind = "user_name"
+	ruleConversationID RuleKind = "conversation_id"
+)
+
+var ruleKinds = map[RuleKind]bool{
+	ruleUserRef: true, ruleUserName: true, ruleConversationID: true,
+	RuleKind(KindSlackID): true, RuleKind(KindEmail): true, RuleKind(KindName): true, RuleKind(KindHandle): true,
+	RuleKind(KindIdentityID): true, RuleKind(KindDashboardID): true, RuleKind(KindURL): true, RuleKind(KindPhone): true,
+}
+
+//go:embed rules/junior.json
+var juniorRules []byte
+
+// DefaultRules returns the checked-in rules of the junior profile.
+func DefaultRules() *Rules {
+	r, err := ParseRules(bytes.NewReader(juniorRules), "rules/junior.json")
+	if err != nil {
+		panic(err) // embedded and tested
+	}
+	return r
+}
+
+// ParseRules reads a rules file. Unknown keys, kinds and path syntax beyond
+// plain keys and # are errors, so a typo cannot silently match nothing.
+func ParseRules(r io.Reader, name string) (*Rules, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var rules Rules
+	if err := dec.Decode(&rules); err != nil {
+		return nil, fmt.Errorf("rules %s: %w", name, err)
+	}
+	if rules.Version != 1 {
+		return nil, fmt.Errorf("rules %s: version %d is not supported (want 1)", name, rules.Version)
+	}
+	check := func(where string, list []Rule) error {
+		for i, rule := range list {
+			if !ruleKinds[rule.Kind] {
+				return fmt.Errorf("rules %s: %s[%d]: unknown kind %q", name, where, i, rule.Kind)
+			}
+			if rule.Path == "" || strings.ContainsAny(rule.Path, "|@!{}[]()*?=<>%\\") {
+				return fmt.Errorf("rules %s: %s[%d]: path %q: use plain keys separated by dots, and # for array elements", name, where, i, rule.Path)
+			}
+		}
+		return nil
+	}
+	if err := check("document", rules.Document); err != nil {
+		return nil, err
+	}
+	if err := check("identities", rules.Identities); err != nil {
+		return nil, err
+	}
+	for typ, list := range rules.Events {
+		if err := check("events."+typ, list); err != nil {
+			return nil, err
+		}
+	}
+	return &rules, nil
+}
+
+// Merge adds the rules of other to r.
+func (r *Rules) Merge(other *Rules) {
+	r.Document = append(r.Document, other.Document...)
+	r.Identities = append(r.Identities, other.Identities...)
+	if r.Events == nil {
+		r.Events = map[string][]Rule{}
+	}
+	for typ, list := range other.Events {
+		r.Events[typ] = append(r.Events[typ], list...)
+	}
+}
+
+// Digest identifies the rules in stamps and reports.
+func (r *Rules) Digest() string {
+	b, err := json.Marshal(r) // map keys are sorted: stable
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
