@@ -78,8 +78,7 @@ func (e *Exporter) Select(ctx context.Context, f Filter) ([]string, error) {
 type Progress func(done, total int, id string, res *Result, err error)
 
 // ToDir exports each conversation to its own file in dir, named by
-// FileName, written atomically with mode 0600 (an export holds personal
-// data). A missing conversation is reported and skipped; any other error
+// FileName, written atomically with FileMode. A missing conversation is reported and skipped; any other error
 // stops the export. The returned error joins every failure.
 func (e *Exporter) ToDir(ctx context.Context, ids []string, dir string, progress Progress) ([]*Result, error) {
 	var (
@@ -95,7 +94,11 @@ func (e *Exporter) ToDir(ctx context.Context, ids []string, dir string, progress
 		names[name] = true
 		var res *Result
 		path := filepath.Join(dir, name)
-		err := atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		mode := e.FileMode
+		if mode == 0 {
+			mode = 0o600
+		}
+		err := atomicfile.Write(path, mode, func(w io.Writer) error {
 			var err error
 			res, err = e.Export(ctx, id, w)
 			return err

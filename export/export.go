@@ -1,10 +1,12 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +32,14 @@ type Exporter struct {
 	WithIdentities bool
 	// Now stamps the export time; nil means time.Now.
 	Now func() time.Time
+	// Transform, if set, gets each whole exported document before anything
+	// is written, and what it returns is written instead; an error writes
+	// nothing. The sanitizer plugs in here, so raw personal data never
+	// reaches the writer. The document is then held in memory.
+	Transform func(doc []byte, conversationID string) ([]byte, error)
+	// FileMode is the mode of the files ToDir writes; 0 means 0600, as an
+	// untransformed export holds personal data.
+	FileMode os.FileMode
 }
 
 // Result describes one exported conversation.
@@ -59,9 +69,23 @@ func (e *Exporter) Export(ctx context.Context, id string, w io.Writer) (*Result,
 	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
 		return nil, fmt.Errorf("export %s: %w", id, err)
 	}
-	res, err := e.export(ctx, tx, p, id, w)
+	out := w
+	var buf bytes.Buffer
+	if e.Transform != nil {
+		out = &buf
+	}
+	res, err := e.export(ctx, tx, p, id, out)
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", id, err)
+	}
+	if e.Transform != nil {
+		doc, err := e.Transform(buf.Bytes(), id)
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %w", id, err)
+		}
+		if _, err := w.Write(doc); err != nil {
+			return nil, fmt.Errorf("export %s: %w", id, err)
+		}
 	}
 	return res, nil
 }

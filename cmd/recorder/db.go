@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/schema"
 )
 
@@ -34,11 +35,11 @@ func (f *dbFlags) connect(ctx context.Context, e *env) (*pgx.Conn, error) {
 		url = e.getenv("DATABASE_URL")
 	}
 	if url == "" {
-		return nil, usagef("no database: pass --database-url or set DATABASE_URL")
+		return nil, cli.Usagef("no database: pass --database-url or set DATABASE_URL")
 	}
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, usagef("--database-url: %v", err)
+		return nil, cli.Usagef("--database-url: %v", err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second

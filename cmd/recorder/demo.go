@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentvcr/agentvcr/export"
+	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/internal/pgcluster"
 	"github.com/agentvcr/agentvcr/loader"
 	"github.com/agentvcr/agentvcr/recordings"
@@ -41,7 +42,7 @@ func runDemo(ctx context.Context, e *env, sample string) (err error) {
 	data, err := fs.ReadFile(recordings.Samples(), sample)
 	if err != nil {
 		names, _ := fs.Glob(recordings.Samples(), "*.json")
-		return usagef("--sample %s: no such sample (have %v)", sample, names)
+		return cli.Usagef("--sample %s: no such sample (have %v)", sample, names)
 	}
 	step := 0
 	say := func(format string, args ...any) {

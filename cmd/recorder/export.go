@@ -15,6 +15,7 @@ import (
 	"github.com/agentvcr/agentvcr/export"
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/cli"
 )
 
 type exportFlags struct {
@@ -82,37 +83,37 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	}
 	switch {
 	case selections != 1:
-		return usagef("say what to export with exactly one of --conversation, --ids-file, --since or --all")
+		return cli.Usagef("say what to export with exactly one of --conversation, --ids-file, --since or --all")
 	case f.conversation != "" && f.outDir != "":
-		return usagef("--out-dir is for bulk exports; use -o FILE with --conversation")
+		return cli.Usagef("--out-dir is for bulk exports; use -o FILE with --conversation")
 	case f.conversation == "" && f.output != "":
-		return usagef("-o is for --conversation; a bulk export writes to --out-dir")
+		return cli.Usagef("-o is for --conversation; a bulk export writes to --out-dir")
 	case f.conversation == "" && f.outDir == "":
-		return usagef("a bulk export needs --out-dir")
+		return cli.Usagef("a bulk export needs --out-dir")
 	case f.idsFile != "" && (f.until != "" || f.surface != "" || f.limit != 0):
-		return usagef("--until, --surface and --limit filter --since or --all, not --ids-file")
+		return cli.Usagef("--until, --surface and --limit filter --since or --all, not --ids-file")
 	}
 	filter := export.Filter{Limit: f.limit}
 	var err error
 	if f.since != "" {
 		if filter.Since, err = parseTime(f.since); err != nil {
-			return usagef("--since: %v", err)
+			return cli.Usagef("--since: %v", err)
 		}
 	}
 	if f.until != "" {
 		if filter.Until, err = parseTime(f.until); err != nil {
-			return usagef("--until: %v", err)
+			return cli.Usagef("--until: %v", err)
 		}
 	}
 	if f.surface != "" {
 		if filter.Surface, err = history.ParseSurface(f.surface); err != nil {
-			return usagef("--surface: %v", err)
+			return cli.Usagef("--surface: %v", err)
 		}
 	}
 	var ids []string
 	if f.idsFile != "" {
 		if ids, err = readIDs(f.idsFile); err != nil {
-			return usagef("--ids-file: %v", err)
+			return cli.Usagef("--ids-file: %v", err)
 		}
 	}
 	p, err := f.db.lookupProfile()
@@ -147,7 +148,7 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	}
 	progress := f.progress(e)
 	_, err = ex.ToDir(ctx, ids, f.outDir, progress)
-	if isTerminal(e.stderr) && len(ids) > 0 {
+	if cli.IsTerminal(e.stderr) && len(ids) > 0 {
 		fmt.Fprintln(e.stderr)
 	}
 	return err
@@ -157,7 +158,7 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 // on stdout, a counter on stderr when stderr is a terminal, and failures on
 // stderr.
 func (f *exportFlags) progress(e *env) export.Progress {
-	tty := isTerminal(e.stderr)
+	tty := cli.IsTerminal(e.stderr)
 	enc := json.NewEncoder(e.stdout)
 	return func(done, total int, id string, res *export.Result, err error) {
 		if tty {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/loader"
 )
 
@@ -38,10 +39,10 @@ It prints each loaded conversation id, or with --json one object per file.`,
   recorder export --conversation local:web:4f1c | recorder load --conversation-id local:web:copy -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("name at least one FILE to load (- for standard input)")
+				return cli.Usagef("name at least one FILE to load (- for standard input)")
 			}
 			if id != "" && len(args) > 1 {
-				return usagef("--conversation-id names one conversation: load one FILE at a time with it")
+				return cli.Usagef("--conversation-id names one conversation: load one FILE at a time with it")
 			}
 			return nil
 		},
@@ -69,7 +70,7 @@ It prints each loaded conversation id, or with --json one object per file.`,
 				}
 				switch {
 				case errors.Is(err, loader.ErrNeedConversationID):
-					return usageError{err}
+					return cli.UsageError{Err: err}
 				case errors.Is(err, loader.ErrAlreadyLoaded):
 					fmt.Fprintf(e.stderr, "%s: already loaded as %s\n", file, res.ConversationID)
 				case err != nil:

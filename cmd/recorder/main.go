@@ -8,19 +8,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/internal/version"
-	"github.com/agentvcr/agentvcr/schema"
 )
 
 func main() {
@@ -55,7 +52,7 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -63,35 +60,5 @@ throwaway PostgreSQL and cleans up after itself.`,
 		return 0
 	}
 	fmt.Fprintf(stderr, "recorder: %v\n", err)
-	return exitCode(err)
-}
-
-// usageError marks an error in how the command was called: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// exitCode maps an error to the exit code: 2 for usage and bad input, else 1.
-func exitCode(err error) int {
-	var u usageError
-	switch {
-	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):
-		return 2
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"):
-		return 2
-	}
-	return 1
-}
-
-// isTerminal reports whether w is a terminal, where progress lines belong.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return cli.ExitCode(err)
 }

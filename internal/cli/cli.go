@@ -1,0 +1,50 @@
+// Package cli holds what agentvcr's commands share: usage errors, the exit
+// codes (0 success, 1 the operation failed or refused, 2 usage or bad
+// input) and terminal detection.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/schema"
+)
+
+// UsageError marks an error in how a command was called: exit code 2.
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// ExitCode maps an error to the exit code: 2 for usage and bad input, else 1.
+func ExitCode(err error) int {
+	var u UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):
+		return 2
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),
+		strings.HasPrefix(err.Error(), "unknown shorthand flag"):
+		// cobra's own parse errors
+		return 2
+	}
+	return 1
+}
+
+// IsTerminal reports whether w is a terminal, where progress lines belong.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
