@@ -31,7 +31,7 @@ from recordings/samples into one database, exports it, loads the export into
 a second database, checks that every row agrees, and removes everything.`,
 		Example: `  recorder demo
   recorder demo --sample web-launch.json`,
-		Args: cobra.NoArgs,
+		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), e, sample) },
 	}
 	cmd.Flags().StringVar(&sample, "sample", "slack-thread.json", "sample recording to use, from recordings/samples")

@@ -16,6 +16,8 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/internal/cliflags"
+	"github.com/agentvcr/agentvcr/sanitize"
 )
 
 type exportFlags struct {
@@ -30,6 +32,8 @@ type exportFlags struct {
 	outDir         string
 	withIdentities bool
 	json           bool
+	sanitize       bool
+	sanitizer      cliflags.Sanitize
 }
 
 func newExportCmd(e *env) *cobra.Command {
@@ -43,7 +47,10 @@ stdout or -o FILE, or many, each to its own file in --out-dir. Rows of the
 types a fork never copies (credentials, approvals, plugin state) are dropped.
 
 An export holds personal data: files are written with mode 0600. Sanitize
-before anything goes into git.`,
+before anything goes into git, or export with --sanitize: each conversation
+is then sanitized in memory, with its identities, and checked before it is
+written (mode 0644), so raw personal data never touches the disk. A
+conversation the sanitizer refuses is not written at all.`,
 		Example: `  # one conversation, to stdout
   recorder export --database-url "$PROD_RO_URL" --conversation slack:C0123:1790000000.000100
 
@@ -54,8 +61,11 @@ before anything goes into git.`,
   recorder export --since 168h --surface web --out-dir exports/
 
   # the conversations listed in a file (one id per line, # comments)
-  recorder export --ids-file ids.txt --out-dir exports/ --json`,
-		Args: cobra.NoArgs,
+  recorder export --ids-file ids.txt --out-dir exports/ --json
+
+  # sanitized in memory, so raw personal data never touches the disk
+  recorder export --conversation slack:C0123:1790000000.000100 --sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/deploy.json`,
+		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
 	f.db.register(cmd)
@@ -71,6 +81,8 @@ before anything goes into git.`,
 	fl.StringVar(&f.outDir, "out-dir", "", "directory for the files of a bulk export")
 	fl.BoolVar(&f.withIdentities, "with-identities", false, "add the identity rows the conversation references")
 	fl.BoolVar(&f.json, "json", false, "bulk export: print one JSON object per conversation instead of file names")
+	fl.BoolVar(&f.sanitize, "sanitize", false, "sanitize each conversation in memory before writing it (implies --with-identities)")
+	f.sanitizer.Register(fl)
 	return cmd
 }
 
@@ -116,6 +128,9 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 			return cli.Usagef("--ids-file: %v", err)
 		}
 	}
+	if !f.sanitize && (f.sanitizer != cliflags.Sanitize{}) {
+		return cli.Usagef("--key-file, --rules, --names and --force go with --sanitize")
+	}
 	p, err := f.db.lookupProfile()
 	if err != nil {
 		return err
@@ -127,13 +142,22 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	}
 	defer conn.Close(ctx)
 	ex := &export.Exporter{DB: conn, Profile: p, WithIdentities: f.withIdentities}
+	if f.sanitize {
+		if err := f.addSanitizer(ex, e); err != nil {
+			return err
+		}
+	}
 
 	if f.conversation != "" {
 		if f.output == "" {
 			_, err := ex.Export(ctx, f.conversation, e.stdout)
 			return err
 		}
-		return atomicfile.Write(f.output, 0o600, func(w io.Writer) error {
+		mode := os.FileMode(0o600)
+		if f.sanitize {
+			mode = 0o644
+		}
+		return atomicfile.Write(f.output, mode, func(w io.Writer) error {
 			_, err := ex.Export(ctx, f.conversation, w)
 			return err
 		})
@@ -152,6 +176,25 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 		fmt.Fprintln(e.stderr)
 	}
 	return err
+}
+
+// addSanitizer makes the exporter sanitize each document before writing it.
+func (f *exportFlags) addSanitizer(ex *export.Exporter, e *env) error {
+	opts, err := f.sanitizer.Options(e.getenv)
+	if err != nil {
+		return cli.UsageError{Err: err}
+	}
+	s, err := sanitize.New(opts)
+	if err != nil {
+		return cli.UsageError{Err: err}
+	}
+	if s.RandomKey() {
+		fmt.Fprintf(e.stderr, "recorder: no sanitizer key (--key-file or $%s): using a random key; fakes agree within this run only\n", cliflags.KeyEnv)
+	}
+	ex.WithIdentities = true
+	ex.FileMode = 0o644
+	ex.Transform = func(doc []byte, id string) ([]byte, error) { return s.Sanitize(doc, id) }
+	return nil
 }
 
 // progress prints each finished conversation: its file (or a JSON object)

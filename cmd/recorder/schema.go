@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/internal/cli"
 )
 
 func newSchemaCmd(e *env) *cobra.Command {
@@ -21,7 +23,7 @@ creates whatever of them is missing in the database; running it again
 changes nothing.`,
 		Example: `  recorder schema
   recorder schema --apply --database-url postgres://localhost/agent_test`,
-		Args: cobra.NoArgs,
+		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := db.lookupProfile()
 			if err != nil {

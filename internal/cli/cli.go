@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/schema"
 )
@@ -47,4 +49,14 @@ func IsTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// Args makes a cobra argument check's complaint a usage error.
+func Args(check func(cmd *cobra.Command, args []string) error) func(cmd *cobra.Command, args []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return UsageError{err}
+		}
+		return nil
+	}
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/sanitize"
+)
+
+// errCheckFailed is returned when check found problems; they are printed
+// already.
+var errCheckFailed = errors.New("check failed")
+
+func newCheckCmd(stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [--json] PATH...",
+		Short: "Check recorded history meant for git: stamped, no emails, no secrets",
+		Long: `check fails (exit 1) when a file has no sanitizer stamp, holds an email
+address outside the reserved domains (example.com, example.org, example.net,
+*.example, *.test, *.invalid), or holds a secret shape. It needs no key. Run it
+in CI over the recordings in git. Directories are searched for *.json files;
+sanitizer reports found there are skipped. Findings name the file, row seq
+and JSON path, never the value.`,
+		Example: `  sanitize check recordings/
+  sanitize check --json recordings/launch.json`,
+		Args: cli.Args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var files []string
+			for _, p := range args {
+				info, err := os.Stat(p)
+				if err != nil {
+					return err
+				}
+				if !info.IsDir() {
+					files = append(files, p)
+					continue
+				}
+				more, err := jsonFiles(p)
+				if err != nil {
+					return err
+				}
+				files = append(files, more...)
+			}
+			enc := json.NewEncoder(stdout)
+			problems := 0
+			for _, f := range files {
+				doc, err := os.ReadFile(f)
+				if err != nil {
+					return err
+				}
+				if isReport(doc) {
+					continue
+				}
+				found, err := sanitize.Check(doc, f)
+				if err != nil {
+					return err
+				}
+				for _, fd := range found {
+					problems++
+					if asJSON {
+						enc.Encode(fd)
+					} else if fd.Seq >= 0 {
+						fmt.Fprintf(stdout, "%s: row seq %d: %s: %s\n", fd.File, fd.Seq, fd.Path, fd.Problem)
+					} else {
+						fmt.Fprintf(stdout, "%s: %s: %s\n", fd.File, fd.Path, fd.Problem)
+					}
+				}
+			}
+			if problems > 0 {
+				return fmt.Errorf("%w: %d problems in %d files", errCheckFailed, problems, len(files))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per problem")
+	return cmd
+}
+
+// isReport reports whether a JSON file is a sanitizer report, which holds
+// counts only.
+func isReport(doc []byte) bool {
+	return gjson.GetBytes(doc, "tool").String() == "agentvcr-sanitize" && !gjson.GetBytes(doc, "events").Exists()
+}

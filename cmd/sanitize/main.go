@@ -1,0 +1,207 @@
+// Command sanitize removes people, workspaces and secrets from recorded
+// history so it can go into git, and checks files already there.
+//
+// Exit codes: 0 success, 1 refused (something would leak, or the input was
+// sanitized already) or check failed, 2 usage or bad input.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/internal/cliflags"
+	"github.com/agentvcr/agentvcr/internal/version"
+	"github.com/agentvcr/agentvcr/sanitize"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	var (
+		flags  cliflags.Sanitize
+		output string
+		report string
+	)
+	root := &cobra.Command{
+		Use:   "sanitize [flags] [IN | -]",
+		Short: "Remove people, workspaces and secrets from recorded history",
+		Long: `sanitize replaces every personal value and secret in recorded-history JSON
+and writes the result, stamped, for git. It refuses to write anything when it
+cannot prove it succeeded: after rewriting, it scans its own output for every
+original value it learned and every secret shape, and on any hit exits 1 and
+reports where (row seq and JSON path), never the value.
+
+Fakes derive from a key (--key-file or $AGENTVCR_SANITIZE_KEY): the same key
+gives the same fakes in every file and run. Without a key a random one is
+used, and the fakes agree only within the run.
+
+IN is a file, a directory (every *.json in it, with -o naming the output
+directory), or - for standard input (the default); output goes to -o or
+standard output. In a directory, every file is learned before any is
+written, and nothing is written unless every file passes.
+
+Known limit: a name that appears only in free text, in no known field and in
+no --names file, is not found.`,
+		Example: `  sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/launch.json export.json
+  recorder export --conversation local:web:4f1c | sanitize > launch.json
+  sanitize --key-file k --report report.json -o recordings/ exports/
+  sanitize check recordings/`,
+		Version:       version.String(),
+		Args:          cli.Args(cobra.MaximumNArgs(1)),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := flags.Options(getenv)
+			if err != nil {
+				return cli.UsageError{Err: err}
+			}
+			s, err := sanitize.New(opts)
+			if err != nil {
+				return cli.UsageError{Err: err}
+			}
+			if s.RandomKey() {
+				fmt.Fprintf(stderr, "sanitize: no key given (--key-file or $%s): using a random key; fakes agree within this run only\n", cliflags.KeyEnv)
+			}
+			in := "-"
+			if len(args) == 1 {
+				in = args[0]
+			}
+			if info, statErr := os.Stat(in); statErr == nil && info.IsDir() {
+				err = sanitizeDir(s, in, output)
+			} else {
+				err = sanitizeFile(s, in, output, stdin, stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if report != "" {
+				return atomicfile.Write(report, 0o644, func(w io.Writer) error {
+					enc := json.NewEncoder(w)
+					enc.SetIndent("", "  ")
+					return enc.Encode(s.Report())
+				})
+			}
+			return nil
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	flags.Register(root.Flags())
+	root.Flags().StringVarP(&output, "output", "o", "", "output file, or directory for a directory IN (default standard output)")
+	root.Flags().StringVar(&report, "report", "", "write a JSON report (counts only, no original values) to this file")
+	root.AddCommand(newCheckCmd(stdout))
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "sanitize: %v\n", err)
+	return cli.ExitCode(err)
+}
+
+func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout io.Writer) error {
+	var (
+		doc  []byte
+		err  error
+		name = in
+	)
+	if in == "-" {
+		name = "<stdin>"
+		doc, err = io.ReadAll(stdin)
+	} else {
+		doc, err = os.ReadFile(in)
+	}
+	if err != nil {
+		return err
+	}
+	clean, err := s.Sanitize(doc, name)
+	if err != nil {
+		return err
+	}
+	if out == "" || out == "-" {
+		_, err = stdout.Write(clean)
+		return err
+	}
+	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
+		_, err := w.Write(clean)
+		return err
+	})
+}
+
+// sanitizeDir sanitizes every *.json below in into the same places below
+// out. Every file is learned first, so a name learned in one is found in
+// all; every file is sanitized and checked before the first is written.
+func sanitizeDir(s *sanitize.Sanitizer, in, out string) error {
+	if out == "" || out == "-" {
+		return cli.Usagef("a directory IN needs -o DIR")
+	}
+	files, err := jsonFiles(in)
+	if err != nil {
+		return err
+	}
+	docs := make([][]byte, len(files))
+	for i, f := range files {
+		if docs[i], err = os.ReadFile(f); err != nil {
+			return err
+		}
+		if err := s.Learn(docs[i], f); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for i, f := range files {
+		if docs[i], err = s.Sanitize(docs[i], f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("wrote nothing: %w", errors.Join(errs...))
+	}
+	for i, f := range files {
+		rel, err := filepath.Rel(in, f)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(out, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(dst, 0o644, func(w io.Writer) error {
+			_, err := w.Write(docs[i])
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonFiles lists the *.json files below dir, in lexical order.
+func jsonFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files, err
+}
