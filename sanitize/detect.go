@@ -37,10 +37,32 @@ var secretRules = []secretRule{
 	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
 }
 
-// secretSpans finds the secrets in s.
-func secretSpans(s string, f *faker, out []span) []span {
-	for _, rule := range secretRules {
-		if !containsAny(s, rule.keywords) {
+// The trigger bits of the detectors that need a keyword in the text: one
+// per secret rule, then these.
+const (
+	trigWorkspace = 60 + iota // .slack.com
+	trigDashboard             // dashboard:
+	trigLocalID               // local:
+)
+
+// triggerNeedles are the keywords that switch detectors on.
+func triggerNeedles() []needle {
+	var n []needle
+	for i, rule := range secretRules {
+		for _, kw := range rule.keywords {
+			n = append(n, needle{text: kw, payload: i, trigger: true})
+		}
+	}
+	return append(n,
+		needle{text: ".slack.com", payload: trigWorkspace, trigger: true},
+		needle{text: "dashboard:", payload: trigDashboard, trigger: true},
+		needle{text: "local:", payload: trigLocalID, trigger: true})
+}
+
+// secretSpans finds the secrets of the rules whose keywords triggered.
+func secretSpans(s string, triggers uint64, f *faker, out []span) []span {
+	for i, rule := range secretRules {
+		if triggers&(1<<i) == 0 {
 			continue
 		}
 		for _, loc := range rule.re.FindAllStringIndex(s, -1) {
@@ -149,31 +171,6 @@ func reservedEmail(addr string) bool {
 
 const slackIDPrefixes = "UWTECGDBFAS"
 
-// slackIDSpans finds Slack ids: a type letter and upper-case letters and
-// digits, as a whole word. In running text an id needs 9 to 12 characters
-// and a digit; after @, # or ^ (mentions) any length from 3 will do.
-func slackIDSpans(s string, f *faker, out []span) []span {
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(slackIDPrefixes, s[i]) < 0 || !wordBoundaryBefore(s, i) {
-			continue
-		}
-		end := i + 1
-		digit := false
-		for end < len(s) && (isUpper(s[end]) || isDigit(s[end])) {
-			digit = digit || isDigit(s[end])
-			end++
-		}
-		n := end - i
-		mention := i > 0 && strings.IndexByte("@#^", s[i-1]) >= 0
-		ok := wordBoundaryAfter(s, end) && (mention && n >= 3 || digit && n >= 9 && n <= 12)
-		if ok {
-			out = append(out, span{i, end, f.fake(KindSlackID, s[i:end]), KindSlackID, "slack-id"})
-		}
-		i = end - 1
-	}
-	return out
-}
-
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -207,9 +204,6 @@ var (
 // markupSpans replaces the labels of Slack mentions: a person's name or
 // handle, a channel name, a user group handle.
 func markupSpans(s string, f *faker, out []span) []span {
-	if !strings.Contains(s, "|") {
-		return out
-	}
 	for _, m := range markupRe.FindAllStringSubmatchIndex(s, -1) {
 		sigil, start, end := s[m[2]:m[3]], m[4], m[5]
 		label := s[start:end]
@@ -227,50 +221,50 @@ func markupSpans(s string, f *faker, out []span) []span {
 	return out
 }
 
-// shapeSpans finds workspace hosts, dashboard and web conversation ids,
-// IPv4 addresses and phone numbers.
-func shapeSpans(s string, f *faker, out []span) []span {
-	if strings.Contains(s, ".slack.com") {
-		for _, m := range workspaceRe.FindAllStringSubmatchIndex(s, -1) {
-			if ws := s[m[2]:m[3]]; !slackDomains[ws] {
-				out = append(out, span{m[2], m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
-			}
-		}
-	}
-	if strings.Contains(s, "dashboard:") {
-		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s, -1) {
-			out = append(out, span{m[0], m[1], f.fake(KindDashboardID, s[m[0]:m[1]]), KindDashboardID, "dashboard-id"})
-		}
-	}
-	if strings.Contains(s, "local:") {
-		for _, m := range localIDRe.FindAllStringSubmatchIndex(s, -1) {
-			out = append(out, span{m[2], m[3], f.fake(KindHexID, s[m[2]:m[3]]), KindHexID, "conversation-id"})
-		}
-	}
-	if digitsAtLeast(s, 4) && strings.Count(s, ".") >= 3 {
-		for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
-			if ip := s[m[0]:m[1]]; !reservedIP(ip) && wordBoundaryBefore(s, m[0]) && notDotted(s, m[0], m[1]) {
-				out = append(out, span{m[0], m[1], f.fake(KindIP, ip), KindIP, "ip"})
-			}
-		}
-	}
-	if digitsAtLeast(s, 9) {
-		for _, m := range phoneRe.FindAllStringIndex(s, -1) {
-			if digitBoundary(s, m[0], m[1]) {
-				out = append(out, span{m[0], m[1], f.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
-			}
+// workspaceSpans replaces Slack workspace names in hosts.
+func workspaceSpans(s string, f *faker, out []span) []span {
+	for _, m := range workspaceRe.FindAllStringSubmatchIndex(s, -1) {
+		if ws := s[m[2]:m[3]]; !slackDomains[ws] {
+			out = append(out, span{m[2], m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
 		}
 	}
 	return out
 }
 
-func digitsAtLeast(s string, n int) bool {
-	for i := 0; i < len(s) && n > 0; i++ {
-		if isDigit(s[i]) {
-			n--
+// idSpans replaces dashboard user ids and the hashes of web conversation
+// ids.
+func idSpans(s string, triggers uint64, f *faker, out []span) []span {
+	if triggers&(1<<trigDashboard) != 0 {
+		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, span{m[0], m[1], f.fake(KindDashboardID, s[m[0]:m[1]]), KindDashboardID, "dashboard-id"})
 		}
 	}
-	return n == 0
+	if triggers&(1<<trigLocalID) != 0 {
+		for _, m := range localIDRe.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, span{m[2], m[3], f.fake(KindHexID, s[m[2]:m[3]]), KindHexID, "conversation-id"})
+		}
+	}
+	return out
+}
+
+// ipSpans replaces IPv4 addresses, but those that identify no one.
+func ipSpans(s string, f *faker, out []span) []span {
+	for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
+		if ip := s[m[0]:m[1]]; !reservedIP(ip) && wordBoundaryBefore(s, m[0]) && notDotted(s, m[0], m[1]) {
+			out = append(out, span{m[0], m[1], f.fake(KindIP, ip), KindIP, "ip"})
+		}
+	}
+	return out
+}
+
+// phoneSpans replaces phone numbers.
+func phoneSpans(s string, f *faker, out []span) []span {
+	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
+		if digitBoundary(s, m[0], m[1]) {
+			out = append(out, span{m[0], m[1], f.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
+		}
+	}
+	return out
 }
 
 // notDotted rejects an address that is part of a longer dotted run, such

@@ -12,16 +12,15 @@ import (
 const minLearned = 3
 
 // dictionary holds the originals learned from known fields, and the
-// matchers that find them in text: one for rewriting, two for the leak
-// check that follows (over decoded strings, and over the raw output bytes).
+// matchers that find them: one in decoded text, for rewriting, and one in
+// the raw output bytes, for the leak check that follows.
 type dictionary struct {
 	byValue map[string]int // key -> index in list
 	list    []entry
 
-	built      int // len(list) when the matchers were built
-	rewrite    *matcher
-	verifyText *matcher
-	verifyRaw  *matcher
+	built     int // len(list) when the matchers were built
+	rewrite   *matcher
+	verifyRaw *matcher
 }
 
 type entry struct {
@@ -74,7 +73,12 @@ func (d *dictionary) build(fk *faker) {
 		return
 	}
 	var text, raw []needle
-	var checked []needle
+
+	for _, n := range triggerNeedles() {
+		if n.payload < len(secretRules) {
+			raw = append(raw, n)
+		}
+	}
 	for i, e := range d.list {
 		fk.fake(e.kind, e.value)
 		fold := foldCase(e.kind)
@@ -88,14 +92,20 @@ func (d *dictionary) build(fk *faker) {
 		if len(e.value) < minLearned {
 			continue
 		}
-		checked = append(checked, forms...)
-		raw = append(raw, forms...)
-		if j := jsonEscape(e.value); j != e.value {
-			raw = append(raw, needle{text: j, foldCase: fold, payload: i | formJSON, wordBounds: true})
+		// In raw bytes a value also stands JSON-escaped, once in a string
+		// and twice in a document nested in a string.
+		for _, f := range forms {
+			raw = append(raw, f)
+			once := jsonEscape(f.text)
+			twice := jsonEscape(once)
+			for _, esc := range []string{once, twice} {
+				if esc != f.text {
+					raw = append(raw, needle{text: esc, foldCase: fold, payload: f.payload | formJSON, wordBounds: true})
+				}
+			}
 		}
 	}
-	d.rewrite = newMatcher(text)
-	d.verifyText = newMatcher(checked)
+	d.rewrite = newMatcher(append(text, triggerNeedles()...))
 	d.verifyRaw = newMatcher(raw)
 	d.built = len(d.list)
 }

@@ -123,3 +123,62 @@ func (r *Rules) Digest() string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
+
+// ruleTrie holds rules by path, so that one walk serves every rule that
+// shares a prefix.
+type ruleTrie struct {
+	kids  map[string]*ruleTrie
+	rules []Rule
+}
+
+func (t *ruleTrie) add(r Rule) {
+	for _, key := range strings.Split(r.Path, ".") {
+		if t.kids == nil {
+			t.kids = map[string]*ruleTrie{}
+		}
+		kid := t.kids[key]
+		if kid == nil {
+			kid = &ruleTrie{}
+			t.kids[key] = kid
+		}
+		t = kid
+	}
+	t.rules = append(t.rules, r)
+}
+
+func trieOf(lists ...[]Rule) *ruleTrie {
+	t := &ruleTrie{}
+	for _, list := range lists {
+		for _, r := range list {
+			t.add(r)
+		}
+	}
+	return t
+}
+
+// tries are the rules of a Rules, by where they apply.
+type tries struct {
+	document   *ruleTrie
+	identities *ruleTrie
+	byType     map[string]*ruleTrie
+}
+
+func newTries(r *Rules) tries {
+	t := tries{document: trieOf(r.Document), identities: trieOf(r.Identities), byType: map[string]*ruleTrie{}}
+	for typ := range r.Events {
+		if typ == "*" {
+			t.byType[typ] = trieOf(r.Events["*"])
+		} else {
+			t.byType[typ] = trieOf(r.Events["*"], r.Events[typ])
+		}
+	}
+	return t
+}
+
+// events returns the trie for rows of type typ: its own rules and "*".
+func (t tries) events(typ string) *ruleTrie {
+	if tr, ok := t.byType[typ]; ok {
+		return tr
+	}
+	return t.byType["*"]
+}

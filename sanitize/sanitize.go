@@ -2,10 +2,12 @@ package sanitize
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -42,12 +44,14 @@ type Options struct {
 // files is consistent: give it every file with Learn before the first
 // Sanitize. A Sanitizer is not safe for concurrent use.
 type Sanitizer struct {
-	rules  *Rules
-	random bool
-	force  bool
-	fk     *faker
-	dict   dictionary
-	report Report
+	rules   *Rules
+	tries   tries
+	random  bool
+	force   bool
+	fk      *faker
+	dict    dictionary
+	report  Report
+	learned map[[32]byte]*docMeta // documents learned and not yet sanitized
 }
 
 // New returns a Sanitizer.
@@ -67,7 +71,7 @@ func New(opts Options) (*Sanitizer, error) {
 	if rules == nil {
 		rules = DefaultRules()
 	}
-	s := &Sanitizer{rules: rules, random: random, force: opts.Force}
+	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, learned: map[[32]byte]*docMeta{}}
 	s.dict.byValue = map[string]int{}
 	s.fk = newFaker(key, s.dict.isOriginal)
 	s.report = newReport(s.fk.fingerprint(), rules.Digest(), random)
@@ -100,43 +104,140 @@ func (s *Sanitizer) Report() *Report {
 // Learn reads the originals a document's known fields hold, without
 // rewriting it. It validates the document as recorded history.
 func (s *Sanitizer) Learn(doc []byte, file string) error {
-	_, err := s.learn(string(doc), file)
+	_, err := s.learn(doc, file)
 	return err
 }
 
-func (s *Sanitizer) learn(src, file string) (gjson.Result, error) {
-	root, err := validate(src, file)
-	if err != nil {
-		return root, err
-	}
-	if root.Get("exporter.sanitizer").Exists() && !s.force {
-		return root, fmt.Errorf("%s: %w", orInput(file), ErrStamped)
-	}
-	s.learnRules(root, s.rules.Document, false)
-	root.Get("identities").ForEach(func(_, id gjson.Result) bool {
-		s.learnRules(id, s.rules.Identities, true)
-		return true
-	})
-	root.Get("events").ForEach(func(_, row gjson.Result) bool {
-		s.learnRules(row, s.rules.Events["*"], false)
-		s.learnRules(row, s.rules.Events[row.Get("type").String()], false)
-		return true
-	})
-	return root, nil
+// docMeta is what the rewrite needs of a learned document: each row's seq
+// and type, in document order.
+type docMeta struct {
+	rows []rowMeta
 }
 
-func (s *Sanitizer) learnRules(obj gjson.Result, rules []Rule, identity bool) {
-	for _, r := range rules {
-		if r.UnlessBot {
-			parent := ""
-			if i := strings.LastIndexByte(r.Path, '.'); i >= 0 {
-				parent = r.Path[:i+1]
-			}
-			if obj.Get(parent + "isBot").Bool() {
-				continue
-			}
+type rowMeta struct {
+	seq int64
+	typ string
+}
+
+// learn validates a document and learns from its known fields, once per
+// distinct document.
+func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
+	sum := sha256.Sum256(doc)
+	if meta, ok := s.learned[sum]; ok {
+		return meta, nil
+	}
+	src := string(doc)
+	if !gjson.Valid(src) {
+		return nil, invalid(file, "", "malformed JSON")
+	}
+	root := gjson.Parse(src)
+	if !root.IsObject() {
+		return nil, invalid(file, "", "the top level must be a JSON object")
+	}
+	var version, surface, events, exporter, identities gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "version":
+			version = v
+		case "surface":
+			surface = v
+		case "events":
+			events = v
+		case "exporter":
+			exporter = v
+		case "identities":
+			identities = v
 		}
-		v := obj.Get(r.Path)
+		return true
+	})
+	if exporter.Get("sanitizer").Exists() && !s.force {
+		return nil, fmt.Errorf("%s: %w", orInput(file), ErrStamped)
+	}
+	switch {
+	case version.Type != gjson.Number || version.Raw != "1":
+		return nil, invalid(file, "version", "must be 1, got %s", orMissing(version))
+	case surface.Str != "slack" && surface.Str != "web":
+		return nil, invalid(file, "surface", "must be \"slack\" or \"web\", got %s", orMissing(surface))
+	case !events.IsArray():
+		return nil, invalid(file, "events", "must be an array, got %s", orMissing(events))
+	}
+	s.learnTrie(root, s.tries.document, false)
+	identities.ForEach(func(_, id gjson.Result) bool {
+		s.learnTrie(id, s.tries.identities, true)
+		return true
+	})
+	meta := &docMeta{}
+	var err error
+	events.ForEach(func(_, row gjson.Result) bool {
+		var seq, typ gjson.Result
+		fields := row.IsObject()
+		if fields {
+			row.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "seq":
+					seq = v
+				case "type":
+					typ = v
+				}
+				return true
+			})
+		}
+		field := ""
+		switch {
+		case !fields:
+		case seq.Type != gjson.Number || seq.Int() < 0 || strconv.FormatInt(seq.Int(), 10) != seq.Raw:
+			field = "seq"
+		case typ.Type != gjson.String:
+			field = "type"
+		case !row.Get("payload").IsObject():
+			field = "payload"
+		default:
+			meta.rows = append(meta.rows, rowMeta{seq.Int(), typ.Str})
+			s.learnTrie(row, s.tries.events(typ.Str), false)
+			return true
+		}
+		err = &history.RowError{File: file, Index: len(meta.rows), Seq: -1, Field: field,
+			Err: fmt.Errorf("%w: missing or of the wrong type", history.ErrInvalid)}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.learned[sum] = meta
+	return meta, nil
+}
+
+func invalid(file, field, format string, args ...any) error {
+	return &history.FormatError{File: file, Offset: -1, Field: field,
+		Err: fmt.Errorf("%w: %s", history.ErrInvalid, fmt.Sprintf(format, args...))}
+}
+
+// learnTrie learns the values the rules of t name in v, visiting each
+// field once however many rules share its path.
+func (s *Sanitizer) learnTrie(v gjson.Result, t *ruleTrie, identity bool) {
+	if t == nil {
+		return
+	}
+	for key, kid := range t.kids {
+		if key == "#" {
+			v.ForEach(func(_, item gjson.Result) bool {
+				s.learnAt(v, item, kid, identity)
+				return true
+			})
+			continue
+		}
+		if child := v.Get(gjson.Escape(key)); child.Exists() {
+			s.learnAt(v, child, kid, identity)
+		}
+	}
+}
+
+// learnAt learns the value at one trie node, whose parent object is parent.
+func (s *Sanitizer) learnAt(parent, v gjson.Result, t *ruleTrie, identity bool) {
+	for _, r := range t.rules {
+		if r.UnlessBot && parent.Get("isBot").Bool() {
+			continue
+		}
 		if v.IsArray() {
 			v.ForEach(func(_, item gjson.Result) bool {
 				if item.Type == gjson.String {
@@ -148,6 +249,7 @@ func (s *Sanitizer) learnRules(obj gjson.Result, rules []Rule, identity bool) {
 			s.learnValue(r.Kind, v.Str, identity)
 		}
 	}
+	s.learnTrie(v, t, identity)
 }
 
 // learnValue records an original of a rule kind under the kind of value it
@@ -208,45 +310,65 @@ func (s *Sanitizer) learnName(v string, parts bool) {
 // and every secret shape, and returns a *LeakError (matching ErrLeak) and
 // no output if any survived.
 func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
-	src := string(doc)
-	if _, err := s.learn(src, file); err != nil {
+	meta, err := s.learn(doc, file)
+	if err != nil {
 		return nil, err
 	}
+	delete(s.learned, sha256.Sum256(doc))
 	s.dict.build(s.fk)
 	rw := &rewriter{s: s}
-	w := &walker{visit: rw.visit}
+	w := &walker{visit: rw.visit, rows: meta.rows}
+	src := string(doc)
 	out := w.document(src)
-	out, err := s.stamp(out)
+	out, err = s.stamp(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", orInput(file), err)
 	}
 	if hits := s.verify(out); len(hits) > 0 {
 		return nil, &LeakError{File: file, Hits: hits}
 	}
-	s.report.add(rw.counts, len(doc), len(out), int(gjson.Get(src, "events.#").Int()))
+	s.report.add(rw.counts, len(doc), len(out), len(meta.rows))
 	return []byte(out), nil
 }
 
 // rewriter is the walker's visitor while sanitizing.
 type rewriter struct {
 	s      *Sanitizer
+	scan   textScan
 	spans  []span
 	counts counts
 }
 
 func (rw *rewriter) visit(w *walker, str string) []edit {
-	s := rw.s
-	spans := secretSpans(str, s.fk, rw.spans[:0])
+	d, fk, sc := &rw.s.dict, rw.s.fk, &rw.scan
+	d.rewrite.scan(str, sc)
+	spans := rw.spans[:0]
+	if sc.triggers&(1<<len(secretRules)-1) != 0 {
+		spans = secretSpans(str, sc.triggers, fk, spans)
+	}
 	nSecrets := len(spans)
-	for _, m := range s.dict.rewrite.find(str) {
-		spans = append(spans, s.dict.span(str, m, s.fk))
+	for _, m := range sc.learned {
+		spans = append(spans, d.span(str, m, fk))
 	}
-	spans = markupSpans(str, s.fk, spans)
-	if strings.IndexByte(str, '@') >= 0 {
-		spans = emailSpans(str, s.fk, spans)
+	if sc.pipe {
+		spans = markupSpans(str, fk, spans)
 	}
-	spans = slackIDSpans(str, s.fk, spans)
-	spans = shapeSpans(str, s.fk, spans)
+	if sc.at {
+		spans = emailSpans(str, fk, spans)
+	}
+	for _, id := range sc.ids {
+		spans = append(spans, span{id[0], id[1], fk.fake(KindSlackID, str[id[0]:id[1]]), KindSlackID, "slack-id"})
+	}
+	if sc.triggers&(1<<trigWorkspace) != 0 {
+		spans = workspaceSpans(str, fk, spans)
+	}
+	spans = idSpans(str, sc.triggers, fk, spans)
+	if sc.ip {
+		spans = ipSpans(str, fk, spans)
+	}
+	if sc.phone {
+		spans = phoneSpans(str, fk, spans)
+	}
 	rw.spans = spans
 	if len(spans) == 0 {
 		return nil
@@ -314,54 +436,6 @@ func (s *Sanitizer) stamp(doc string) (string, error) {
 	}
 	at := surface.Index + len(surface.Raw)
 	return doc[:at] + ",\n  \"exporter\": {\"sanitizer\": " + st + "}" + doc[at:], nil
-}
-
-// validate checks that src is recorded history v1 in the ways the
-// sanitizer relies on, and that its output will load.
-func validate(src, file string) (gjson.Result, error) {
-	bad := func(field, format string, args ...any) error {
-		return &history.FormatError{File: file, Offset: -1, Field: field,
-			Err: fmt.Errorf("%w: %s", history.ErrInvalid, fmt.Sprintf(format, args...))}
-	}
-	if !gjson.Valid(src) {
-		return gjson.Result{}, bad("", "malformed JSON")
-	}
-	root := gjson.Parse(src)
-	if !root.IsObject() {
-		return root, bad("", "the top level must be a JSON object")
-	}
-	if v := root.Get("version"); v.Type != gjson.Number || v.Raw != "1" {
-		return root, bad("version", "must be 1, got %s", orMissing(v))
-	}
-	if v := root.Get("surface"); v.Str != "slack" && v.Str != "web" {
-		return root, bad("surface", "must be \"slack\" or \"web\", got %s", orMissing(v))
-	}
-	events := root.Get("events")
-	if !events.IsArray() {
-		return root, bad("events", "must be an array, got %s", orMissing(events))
-	}
-	var err error
-	i := 0
-	events.ForEach(func(_, row gjson.Result) bool {
-		field := ""
-		switch {
-		case !row.IsObject():
-			field = ""
-		case row.Get("seq").Type != gjson.Number:
-			field = "seq"
-		case row.Get("type").Type != gjson.String:
-			field = "type"
-		case !row.Get("payload").IsObject():
-			field = "payload"
-		default:
-			i++
-			return true
-		}
-		err = &history.RowError{File: file, Index: i, Seq: -1, Field: field,
-			Err: fmt.Errorf("%w: missing or of the wrong type", history.ErrInvalid)}
-		return false
-	})
-	return root, err
 }
 
 func orMissing(v gjson.Result) string {

@@ -20,8 +20,11 @@ import (
 type walker struct {
 	// visit returns the edits to make to one decoded string, in order.
 	visit func(w *walker, s string) []edit
-	seq   int64      // seq of the row being walked; -1 outside rows
-	path  []pathElem // where the walk is, for reports and errors
+	// rows are the seq and type of each row, in order, from learning; the
+	// walker reads them itself when nil.
+	rows []rowMeta
+	seq  int64      // seq of the row being walked; -1 outside rows
+	path []pathElem // where the walk is, for reports and errors
 }
 
 // edit replaces text[start:end] with repl. In a decoded string, repl is
@@ -46,9 +49,16 @@ func (w *walker) document(src string) string {
 		edits = w.key(k, edits)
 		if k.Str == "events" && v.IsArray() {
 			// A row's path starts at its type: message.payload.text.
+			i := 0
 			v.ForEach(func(_, row gjson.Result) bool {
-				w.seq = row.Get("seq").Int()
-				w.push(pathElem{key: row.Get("type").String()})
+				if i < len(w.rows) {
+					w.seq = w.rows[i].seq
+					w.push(pathElem{key: w.rows[i].typ})
+				} else {
+					w.seq = row.Get("seq").Int()
+					w.push(pathElem{key: row.Get("type").String()})
+				}
+				i++
 				edits = w.value(row, edits)
 				w.pop()
 				w.seq = -1

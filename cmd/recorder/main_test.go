@@ -12,6 +12,7 @@ import (
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/loader"
+	"github.com/agentvcr/agentvcr/sanitize"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -80,6 +81,64 @@ func TestExportThenLoad(t *testing.T) {
 	var n int
 	if err := dst.QueryRow(context.Background(), `SELECT count(*) FROM junior_conversation_events WHERE conversation_id = 'local:web:piped'`).Scan(&n); err != nil || n == 0 {
 		t.Fatalf("piped load wrote %d rows (%v)", n, err)
+	}
+}
+
+func TestExportSanitizedNeverWritesRawData(t *testing.T) {
+	srcURL, src := juniortest.Database(t)
+	dstURL, _ := juniortest.Database(t)
+	slack, _ := juniortest.SlackThread()
+	juniortest.Insert(t, src, slack)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "sanitize.key")
+	if err := os.WriteFile(keyFile, []byte("recorder-test-key-0123456789abcd\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "deploy.json")
+	r := recorder(t, "", "export", "--database-url", srcURL, "--conversation", slack.ID, "--sanitize", "--key-file", keyFile, "-o", out)
+	if r.code != 0 {
+		t.Fatalf("export --sanitize: %+v", r)
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"Ada Quill", "ada.quill", "U0ADA00001", "C0AGENTVCR", "T0AGENTVCR", "Bo Rivet"} {
+		if strings.Contains(string(doc), raw) {
+			t.Errorf("%q is in the sanitized export", raw)
+		}
+	}
+	if info, _ := os.Stat(out); info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v; want 0644 for a file meant for git", info.Mode().Perm())
+	}
+	found, err := sanitize.Check(doc, out)
+	if err != nil || len(found) != 0 {
+		t.Fatalf("check: %v %v", found, err)
+	}
+	// It still loads, under the sanitized conversation id.
+	r = recorder(t, "", "load", "--database-url", dstURL, "--json", out)
+	if r.code != 0 || !strings.Contains(r.stdout, `"conversationId":"slack:C`) || strings.Contains(r.stdout, "C0AGENTVCR") {
+		t.Fatalf("load of the sanitized export: %+v", r)
+	}
+
+	// A refusal writes nothing: a rule learns a value that also stands as a
+	// number, where no rewrite reaches it.
+	rules := filepath.Join(dir, "rules.json")
+	os.WriteFile(rules, []byte(`{"version":1,"events":{"turn_routed":[{"path":"payload.modelProfile","kind":"phone"}]}}`), 0o600)
+	if _, err := src.Exec(context.Background(), `UPDATE junior_conversation_events SET payload = payload || '{"modelProfile": "1790000001", "n": 1790000001}'
+		WHERE conversation_id = $1 AND type = 'turn_routed'`, slack.ID); err != nil {
+		t.Fatal(err)
+	}
+	refused := filepath.Join(dir, "refused.json")
+	r = recorder(t, "", "export", "--database-url", srcURL, "--conversation", slack.ID, "--sanitize", "--key-file", keyFile, "--rules", rules, "-o", refused)
+	if r.code != 1 || !strings.Contains(r.stderr, "refusing to write") || strings.Contains(r.stderr, "1790000001,") {
+		t.Fatalf("refused export: %+v", r)
+	}
+	if _, err := os.Stat(refused); !os.IsNotExist(err) {
+		t.Fatal("a refused export left a file")
+	}
+	if r := recorder(t, "", "export", "--database-url", srcURL, "--conversation", slack.ID, "--key-file", keyFile); r.code != 2 {
+		t.Fatalf("--key-file without --sanitize: %+v", r)
 	}
 }
 
