@@ -22,8 +22,8 @@ func corpusOf(tb testing.TB, size int) ([][]byte, int) {
 	names := []string{"Ada Quill", "Bo Rivet", "Cy Ledger", "Dee Marsh", "Eli Stone", "Fay North", "Gus Vale", "Hal Brook"}
 	for i := 0; total < size; i++ {
 		b := juniortest.Slack(fmt.Sprintf("C0BENCH%03d", i%1000), fmt.Sprintf("17900%05d.000100", i))
-		a := b.SlackPerson(2*i+1, "T0AGENTVCR", fmt.Sprintf("U0A%07d", i), names[i%len(names)])
-		c := b.SlackPerson(2*i+2, "T0AGENTVCR", fmt.Sprintf("U0C%07d", i), names[(i+3)%len(names)])
+		a := b.SlackPerson(2*i+1, "T0AGENTVCR", fmt.Sprintf("U0%08X", uint32(i)*2654435761), names[i%len(names)])
+		c := b.SlackPerson(2*i+2, "T0AGENTVCR", fmt.Sprintf("U1%08X", uint32(i)*2246822519), names[(i+3)%len(names)])
 		for turn := 0; turn < 40; turn++ {
 			who := a
 			if turn%3 == 2 {

@@ -37,12 +37,12 @@ var secretRules = []secretRule{
 	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
 }
 
-// The trigger bits of the detectors that need a keyword in the text: one
-// per secret rule, then these.
+// The triggers of the detectors that need a keyword in the text: the
+// secret rules by their index, then these.
 const (
-	trigWorkspace = 60 + iota // .slack.com
-	trigDashboard             // dashboard:
-	trigLocalID               // local:
+	trigWorkspace = 1000 + iota // .slack.com
+	trigDashboard               // dashboard:
+	trigLocalID                 // local:
 )
 
 // triggerNeedles are the keywords that switch detectors on.
@@ -59,17 +59,34 @@ func triggerNeedles() []needle {
 		needle{text: "local:", payload: trigLocalID, trigger: true})
 }
 
-// secretSpans finds the secrets of the rules whose keywords triggered.
-func secretSpans(s string, triggers uint64, f *faker, out []span) []span {
+// secretSpans finds secrets where their rules' keywords are. A token
+// starts at or shortly before its keyword (a private key block starts
+// before PRIVATE KEY) and is at most 64 KiB long.
+func secretSpans(s string, trig map[int][]int, f *faker, out []span) []span {
 	for i, rule := range secretRules {
-		if triggers&(1<<i) == 0 {
-			continue
-		}
-		for _, loc := range rule.re.FindAllStringIndex(s, -1) {
-			out = append(out, span{loc[0], loc[1], f.secret(rule.name, s[loc[0]:loc[1]]), KindSecret, "secret:" + rule.name})
+		for _, w := range windows(trig[i], 40, 64<<10, len(s)) {
+			for _, loc := range rule.re.FindAllStringIndex(s[w[0]:w[1]], -1) {
+				start, end := w[0]+loc[0], w[0]+loc[1]
+				out = append(out, span{start, end, f.secret(rule.name, s[start:end]), KindSecret, "secret:" + rule.name})
+			}
 		}
 	}
 	return out
+}
+
+// windows returns the merged ranges [p-before, p+after) of positions p, in
+// order, within [0, n).
+func windows(pos []int, before, after, n int) [][2]int {
+	var w [][2]int
+	for _, p := range pos {
+		lo, hi := max(p-before, 0), min(p+after, n)
+		if len(w) > 0 && lo <= w[len(w)-1][1] {
+			w[len(w)-1][1] = max(w[len(w)-1][1], hi)
+			continue
+		}
+		w = append(w, [2]int{lo, hi})
+	}
+	return w
 }
 
 // hasSecret reports the name of the first secret shape in s, or "".
@@ -91,11 +108,12 @@ func containsAny(s string, words []string) bool {
 	return false
 }
 
-// emailSpans finds email addresses outside the reserved domains.
-func emailSpans(s string, f *faker, out []span) []span {
-	for _, e := range findEmails(s) {
-		if !reservedEmail(s[e[0]:e[1]]) {
-			out = append(out, span{e[0], e[1], f.fake(KindEmail, strings.ToLower(s[e[0]:e[1]])), KindEmail, "email"})
+// emailSpans finds the email addresses around each @, outside the reserved
+// domains.
+func emailSpans(s string, ats []int, f *faker, out []span) []span {
+	for _, at := range ats {
+		if start, end, ok := emailAt(s, at); ok && !reservedEmail(s[start:end]) {
+			out = append(out, span{start, end, f.fake(KindEmail, strings.ToLower(s[start:end])), KindEmail, "email"})
 		}
 	}
 	return out
@@ -111,26 +129,37 @@ func findEmails(s string) [][2]int {
 		}
 		at += i
 		i = at + 1
-		start := at
-		for start > 0 && isLocalByte(s[start-1]) {
-			start--
+		if start, end, ok := emailAt(s, at); ok {
+			found = append(found, [2]int{start, end})
+			i = end
 		}
-		end := at + 1
-		for end < len(s) && isDomainByte(s[end]) {
-			end++
-		}
-		for end > at+1 && (s[end-1] == '.' || s[end-1] == '-') {
-			end--
-		}
-		domain := s[at+1 : end]
-		dot := strings.LastIndexByte(domain, '.')
-		if start == at || dot <= 0 || !isLetters(domain[dot+1:]) {
-			continue
-		}
-		found = append(found, [2]int{start, end})
-		i = end
 	}
 	return found
+}
+
+// emailAt returns the email address whose @ is s[at], if there is one.
+func emailAt(s string, at int) (start, end int, ok bool) {
+	start = at
+	for start > 0 && isLocalByte(s[start-1]) {
+		start--
+	}
+	// In raw JSON the letter of an escape such as \n is not part of it.
+	if splitsEscape(s, start) {
+		start++
+	}
+	end = at + 1
+	for end < len(s) && isDomainByte(s[end]) {
+		end++
+	}
+	for end > at+1 && (s[end-1] == '.' || s[end-1] == '-') {
+		end--
+	}
+	domain := s[at+1 : end]
+	dot := strings.LastIndexByte(domain, '.')
+	if start >= at || dot <= 0 || !isLetters(domain[dot+1:]) {
+		return 0, 0, false
+	}
+	return start, end, true
 }
 
 func isLocalByte(c byte) bool {
@@ -190,7 +219,7 @@ func isSlackID(v string) bool {
 var (
 	// Slack markup with a label: <@U1|name>, <#C1|channel>,
 	// <!subteam^S1|@group>, raw or HTML-escaped.
-	markupRe = regexp.MustCompile(`(?:<|&lt;)([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&]+)(?:>|&gt;)`)
+	markupRe = regexp.MustCompile(`(?:<|&lt;|\\u003[cC])([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&\\]+)(?:>|&gt;|\\u003[eE])`)
 	// A Slack workspace host: <workspace>.slack.com.
 	workspaceRe  = regexp.MustCompile(`\b([a-z0-9][a-z0-9-]*)\.(?:enterprise\.)?slack\.com\b`)
 	dashboardRe  = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
@@ -201,11 +230,18 @@ var (
 		"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true}
 )
 
-// markupSpans replaces the labels of Slack mentions: a person's name or
-// handle, a channel name, a user group handle.
-func markupSpans(s string, f *faker, out []span) []span {
-	for _, m := range markupRe.FindAllStringSubmatchIndex(s, -1) {
-		sigil, start, end := s[m[2]:m[3]], m[4], m[5]
+// markupSpans replaces the labels of Slack mentions around each |: a
+// person's name or handle, a channel name, a user group handle.
+func markupSpans(s string, pipes []int, f *faker, out []span) []span {
+	for _, w := range windows(pipes, 40, 256, len(s)) {
+		out = markupIn(s, w[0], w[1], f, out)
+	}
+	return out
+}
+
+func markupIn(s string, lo, hi int, f *faker, out []span) []span {
+	for _, m := range markupRe.FindAllStringSubmatchIndex(s[lo:hi], -1) {
+		sigil, start, end := s[lo+m[2]:lo+m[3]], lo+m[4], lo+m[5]
 		label := s[start:end]
 		switch {
 		case sigil == "#":
@@ -221,11 +257,14 @@ func markupSpans(s string, f *faker, out []span) []span {
 	return out
 }
 
-// workspaceSpans replaces Slack workspace names in hosts.
-func workspaceSpans(s string, f *faker, out []span) []span {
-	for _, m := range workspaceRe.FindAllStringSubmatchIndex(s, -1) {
-		if ws := s[m[2]:m[3]]; !slackDomains[ws] {
-			out = append(out, span{m[2], m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
+// workspaceSpans replaces Slack workspace names in hosts, before each
+// .slack.com.
+func workspaceSpans(s string, pos []int, f *faker, out []span) []span {
+	for _, w := range windows(pos, 80, 20, len(s)) {
+		for _, m := range workspaceRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
+			if ws := s[w[0]+m[2] : w[0]+m[3]]; !slackDomains[ws] {
+				out = append(out, span{w[0] + m[2], w[0] + m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
+			}
 		}
 	}
 	return out
@@ -233,35 +272,44 @@ func workspaceSpans(s string, f *faker, out []span) []span {
 
 // idSpans replaces dashboard user ids and the hashes of web conversation
 // ids.
-func idSpans(s string, triggers uint64, f *faker, out []span) []span {
-	if triggers&(1<<trigDashboard) != 0 {
-		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s, -1) {
-			out = append(out, span{m[0], m[1], f.fake(KindDashboardID, s[m[0]:m[1]]), KindDashboardID, "dashboard-id"})
+func idSpans(s string, trig map[int][]int, f *faker, out []span) []span {
+	for _, w := range windows(trig[trigDashboard], 1, 80, len(s)) {
+		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
+			v := s[w[0]+m[0] : w[0]+m[1]]
+			out = append(out, span{w[0] + m[0], w[0] + m[1], f.fake(KindDashboardID, v), KindDashboardID, "dashboard-id"})
 		}
 	}
-	if triggers&(1<<trigLocalID) != 0 {
-		for _, m := range localIDRe.FindAllStringSubmatchIndex(s, -1) {
-			out = append(out, span{m[2], m[3], f.fake(KindHexID, s[m[2]:m[3]]), KindHexID, "conversation-id"})
-		}
-	}
-	return out
-}
-
-// ipSpans replaces IPv4 addresses, but those that identify no one.
-func ipSpans(s string, f *faker, out []span) []span {
-	for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
-		if ip := s[m[0]:m[1]]; !reservedIP(ip) && wordBoundaryBefore(s, m[0]) && notDotted(s, m[0], m[1]) {
-			out = append(out, span{m[0], m[1], f.fake(KindIP, ip), KindIP, "ip"})
+	for _, w := range windows(trig[trigLocalID], 1, 100, len(s)) {
+		for _, m := range localIDRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
+			v := s[w[0]+m[2] : w[0]+m[3]]
+			out = append(out, span{w[0] + m[2], w[0] + m[3], f.fake(KindHexID, v), KindHexID, "conversation-id"})
 		}
 	}
 	return out
 }
 
-// phoneSpans replaces phone numbers.
-func phoneSpans(s string, f *faker, out []span) []span {
-	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
-		if digitBoundary(s, m[0], m[1]) {
-			out = append(out, span{m[0], m[1], f.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
+// ipSpans replaces IPv4 addresses in the runs the scan found, but those
+// that identify no one.
+func ipSpans(s string, runs [][2]int, f *faker, out []span) []span {
+	for _, r := range runs {
+		for _, m := range ipv4Re.FindAllStringIndex(s[r[0]:r[1]], -1) {
+			start, end := r[0]+m[0], r[0]+m[1]
+			if ip := s[start:end]; !reservedIP(ip) && wordBoundaryBefore(s, start) && notDotted(s, start, end) {
+				out = append(out, span{start, end, f.fake(KindIP, ip), KindIP, "ip"})
+			}
+		}
+	}
+	return out
+}
+
+// phoneSpans replaces phone numbers in the runs the scan found.
+func phoneSpans(s string, runs [][2]int, f *faker, out []span) []span {
+	for _, r := range runs {
+		for _, m := range phoneRe.FindAllStringIndex(s[r[0]:r[1]], -1) {
+			start, end := r[0]+m[0], r[0]+m[1]
+			if digitBoundary(s, start, end) {
+				out = append(out, span{start, end, f.fake(KindPhone, s[start:end]), KindPhone, "phone"})
+			}
 		}
 	}
 	return out

@@ -12,15 +12,14 @@ import (
 const minLearned = 3
 
 // dictionary holds the originals learned from known fields, and the
-// matchers that find them: one in decoded text, for rewriting, and one in
-// the raw output bytes, for the leak check that follows.
+// matcher that finds them, in every form they take in the raw bytes of a
+// document, for the rewrite and for the leak check after it.
 type dictionary struct {
 	byValue map[string]int // key -> index in list
 	list    []entry
 
-	built     int // len(list) when the matchers were built
-	rewrite   *matcher
-	verifyRaw *matcher
+	built   int // len(list) when the matcher was built
+	matcher *matcher
 }
 
 type entry struct {
@@ -28,11 +27,15 @@ type entry struct {
 	value string
 }
 
-// Needle payloads: the entry index, and which written form of it matched.
+// The forms a value takes in raw bytes, as bits of a needle's payload
+// beside the entry index: XML-escaped (as in author_name="..."), and
+// JSON-escaped once (in a string) or twice (in a document inside a string).
 const (
-	formXML  = 1 << 29 // &amp; &lt; &gt; &quot; &#39;
-	formJSON = 1 << 30 // \" \\ and control escapes
-	formMask = formXML | formJSON
+	formXML      = 1 << 29 // &amp; &lt; &gt; &quot; &#39;
+	formXMLApos  = 1 << 28 // the same with &apos;
+	formJSONOnce = 1 << 27
+	formJSONTwce = 1 << 26
+	formMask     = formXML | formXMLApos | formJSONOnce | formJSONTwce
 )
 
 // foldCase reports whether a kind matches in any letter case. The parts of
@@ -66,51 +69,50 @@ func (d *dictionary) isOriginal(s string) bool {
 	return folded || exact
 }
 
-// build makes the matchers for what has been learned, and the fakes of
-// every original, before any text is rewritten.
+// inForm writes s in the form the payload bits name.
+func inForm(s string, payload int) string {
+	switch {
+	case payload&formXML != 0:
+		s = xmlEscape(s)
+	case payload&formXMLApos != 0:
+		s = xmlEscapeApos(s)
+	}
+	if payload&(formJSONOnce|formJSONTwce) != 0 {
+		s = jsonEscape(s)
+	}
+	if payload&formJSONTwce != 0 {
+		s = jsonEscape(s)
+	}
+	return s
+}
+
+// build makes the matcher for what has been learned, and the fakes of
+// every original, before any document is rewritten.
 func (d *dictionary) build(fk *faker) {
-	if d.built == len(d.list) && d.rewrite != nil {
+	if d.built == len(d.list) && d.matcher != nil {
 		return
 	}
-	var text, raw []needle
-
-	for _, n := range triggerNeedles() {
-		if n.payload < len(secretRules) {
-			raw = append(raw, n)
-		}
-	}
+	needles := triggerNeedles()
 	for i, e := range d.list {
 		fk.fake(e.kind, e.value)
-		fold := foldCase(e.kind)
-		forms := []needle{{text: e.value, foldCase: fold, payload: i, wordBounds: true}}
-		for _, x := range []string{xmlEscape(e.value), xmlEscapeApos(e.value)} {
-			if x != e.value && x != forms[len(forms)-1].text {
-				forms = append(forms, needle{text: x, foldCase: fold, payload: i | formXML, wordBounds: true})
-			}
-		}
-		text = append(text, forms...)
-		if len(e.value) < minLearned {
-			continue
-		}
-		// In raw bytes a value also stands JSON-escaped, once in a string
-		// and twice in a document nested in a string.
-		for _, f := range forms {
-			raw = append(raw, f)
-			once := jsonEscape(f.text)
-			twice := jsonEscape(once)
-			for _, esc := range []string{once, twice} {
-				if esc != f.text {
-					raw = append(raw, needle{text: esc, foldCase: fold, payload: f.payload | formJSON, wordBounds: true})
+		seen := map[string]bool{}
+		for _, form := range []int{0, formXML, formXMLApos} {
+			for _, esc := range []int{0, formJSONOnce, formJSONTwce} {
+				text := inForm(e.value, form|esc)
+				if seen[text] {
+					continue
 				}
+				seen[text] = true
+				needles = append(needles, needle{text: text, foldCase: foldCase(e.kind), payload: i | form | esc, wordBounds: true})
 			}
 		}
 	}
-	d.rewrite = newMatcher(append(text, triggerNeedles()...))
-	d.verifyRaw = newMatcher(raw)
+	d.matcher = newMatcher(needles)
 	d.built = len(d.list)
 }
 
-// span is the replacement of one match of the rewrite matcher.
+// span is the replacement of one match of a learned value: its fake, in
+// the form the match was found in, in the letter case it was written in.
 func (d *dictionary) span(s string, m match, fk *faker) span {
 	e := d.list[m.payload&^formMask]
 	fake := fk.fake(e.kind, e.value)
@@ -122,10 +124,7 @@ func (d *dictionary) span(s string, m match, fk *faker) span {
 			fake = strings.ToLower(fake)
 		}
 	}
-	if m.payload&formXML != 0 {
-		fake = xmlEscape(fake)
-	}
-	return span{m.start, m.end, fake, e.kind, "learned"}
+	return span{m.start, m.end, inForm(fake, m.payload&formMask), e.kind, "learned"}
 }
 
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")

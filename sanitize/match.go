@@ -6,26 +6,67 @@ import (
 	"unicode/utf8"
 )
 
-// matcher finds every occurrence of a set of needles in one pass over the
-// text (Aho-Corasick), ASCII-case-insensitively or exactly per needle.
-// Ordinary needles match only as whole words (the characters on either
-// side are not letters or digits) and are reported; trigger needles match
-// anywhere and only set a bit, to tell which detectors a text needs.
+// matcher finds a set of needles in text. It keeps a bit for the hash of
+// each needle's first three bytes (letters folded to lower case), small
+// enough to stay in the processor's cache: most positions of a text are
+// ruled out by one lookup that does not depend on the last, and only where
+// the bit is set are the needles with that beginning compared. Needles of
+// two bytes get a table of their own.
+//
+// Ordinary needles match only as whole words and are reported; trigger
+// needles match anywhere and report their position, to say which detectors
+// a text needs and where.
 type matcher struct {
-	class   [256]uint8 // byte -> input class; letters fold to lower case
-	classes int
-	// next maps row+class to the next state's row, shifted left by one;
-	// the low bit says the state has needles ending in it. A row is a
-	// state's offset in next: state * classes.
-	next    []int32
-	out     [][]int32 // state -> needles ending here, longest first
+	tri     [1 << (triBits - 6)]uint64
+	bi      [1 << 10]uint64
+	byTri   map[uint32]*bucket
+	byBi    map[uint32]*bucket
 	needles []needle
+	hasBi   bool
 }
 
+// bucket holds the needles with one beginning: those of 8 bytes or more by
+// their length and a hash of their folded bytes, so that many needles with
+// a common beginning, such as ids and UUIDs, cost one lookup per length,
+// not one comparison each.
+type bucket struct {
+	short []int32
+	long  map[int]map[uint64][]int32
+}
+
+func (b *bucket) add(id int32, n *needle) {
+	if len(n.text) < 8 {
+		b.short = append(b.short, id)
+		return
+	}
+	if b.long == nil {
+		b.long = map[int]map[uint64][]int32{}
+	}
+	byHash := b.long[len(n.text)]
+	if byHash == nil {
+		byHash = map[uint64][]int32{}
+		b.long[len(n.text)] = byHash
+	}
+	h := foldHash(n.text)
+	byHash[h] = append(byHash[h], id)
+}
+
+// foldHash is FNV-1a over the folded bytes of s.
+func foldHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(fold[s[i]])
+		h *= 1099511628211
+	}
+	return h
+}
+
+const triBits = 18
+
 type needle struct {
-	text       string // as given
+	text       string // as it stands in the text
 	foldCase   bool   // match ASCII letters in any case
-	payload    int    // caller's index; for a trigger, its bit number
+	payload    int    // caller's index; for a trigger, its number
 	wordBounds bool
 	trigger    bool
 }
@@ -36,75 +77,47 @@ type match struct {
 	payload    int
 }
 
+var fold = func() (t [256]byte) {
+	for c := range t {
+		t[c] = lower(byte(c))
+	}
+	return t
+}()
+
+func triHash(t uint32) uint32 { return (t * 0x9E3779B1) >> (32 - triBits) }
+
 func newMatcher(needles []needle) *matcher {
-	m := &matcher{needles: needles}
-	// Input classes: one per distinct (folded) byte used by a needle, and
-	// class 0 for everything else. Past 255 classes, further bytes share
-	// class 0: the automaton then over-reports, and every match is checked
-	// against its needle again.
-	for _, n := range needles {
-		for i := 0; i < len(n.text); i++ {
-			if b := lower(n.text[i]); m.class[b] == 0 && m.classes < 255 {
-				m.classes++
-				m.class[b] = uint8(m.classes)
-			}
+	m := &matcher{needles: needles, byTri: map[uint32]*bucket{}, byBi: map[uint32]*bucket{}}
+	get := func(index map[uint32]*bucket, t uint32) *bucket {
+		b := index[t]
+		if b == nil {
+			b = &bucket{}
+			index[t] = b
+		}
+		return b
+	}
+	for i := range needles {
+		n := &needles[i]
+		switch {
+		case len(n.text) >= 3:
+			t := uint32(fold[n.text[0]])<<16 | uint32(fold[n.text[1]])<<8 | uint32(fold[n.text[2]])
+			h := triHash(t)
+			m.tri[h>>6] |= 1 << (h & 63)
+			get(m.byTri, t).add(int32(i), n)
+		case len(n.text) == 2:
+			t := uint32(fold[n.text[0]])<<8 | uint32(fold[n.text[1]])
+			m.bi[t>>6] |= 1 << (t & 63)
+			get(m.byBi, t).add(int32(i), n)
+			m.hasBi = true
 		}
 	}
-	m.classes++
-	for b := 'A'; b <= 'Z'; b++ {
-		m.class[b] = m.class[b+'a'-'A']
-	}
-	// The trie, with plain state numbers for now.
-	trie := make([]int32, m.classes)
-	m.out = [][]int32{nil}
-	for i, n := range needles {
-		s := int32(0)
-		for j := 0; j < len(n.text); j++ {
-			c := int(m.class[lower(n.text[j])])
-			t := trie[int(s)*m.classes+c]
-			if t == 0 {
-				t = int32(len(m.out))
-				m.out = append(m.out, nil)
-				trie = append(trie, make([]int32, m.classes)...)
-				trie[int(s)*m.classes+c] = t
-			}
-			s = t
+	// Longest first, so the first needle that matches at a place is the
+	// one to keep.
+	longest := func(a, b int32) int { return len(needles[b].text) - len(needles[a].text) }
+	for _, index := range []map[uint32]*bucket{m.byTri, m.byBi} {
+		for _, b := range index {
+			slices.SortFunc(b.short, longest)
 		}
-		m.out[s] = append(m.out[s], int32(i))
-	}
-	// Breadth-first: failure links, folded into the transitions so that a
-	// search is one lookup per byte.
-	fail := make([]int32, len(m.out))
-	var queue []int32
-	for c := 0; c < m.classes; c++ {
-		if t := trie[c]; t != 0 {
-			queue = append(queue, t)
-		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		m.out[s] = append(m.out[s], m.out[fail[s]]...)
-		for c := 0; c < m.classes; c++ {
-			i := int(s)*m.classes + c
-			if t := trie[i]; t != 0 {
-				fail[t] = trie[int(fail[s])*m.classes+c]
-				queue = append(queue, t)
-			} else {
-				trie[i] = trie[int(fail[s])*m.classes+c]
-			}
-		}
-	}
-	m.next = make([]int32, len(trie))
-	for i, t := range trie {
-		v := t * int32(m.classes) << 1
-		if len(m.out[t]) > 0 {
-			v |= 1
-		}
-		m.next[i] = v
-	}
-	for s := range m.out {
-		slices.SortFunc(m.out[s], func(a, b int32) int { return len(needles[b].text) - len(needles[a].text) })
 	}
 	return m
 }
@@ -114,7 +127,7 @@ func (n *needle) equal(s string) bool {
 		return s == n.text
 	}
 	for i := 0; i < len(s); i++ {
-		if lower(s[i]) != lower(n.text[i]) {
+		if fold[s[i]] != fold[n.text[i]] {
 			return false
 		}
 	}
@@ -128,55 +141,69 @@ func lower(b byte) byte {
 	return b
 }
 
-// hit handles the needles of the state reached at the byte before end:
-// triggers set their bits, and word needles that stand as words are added
-// to found.
-func (m *matcher) hit(s string, end int, row int32, found []match, triggers *uint64, bounded func(string, int, int) bool) []match {
-	for _, id := range m.out[int(row)/m.classes] {
+// at checks the needles of the bucket for a beginning at start, and
+// reports the longest word needle that stands there and every trigger.
+func (m *matcher) at(s string, start int, b *bucket, found []match, trig func(int, int)) []match {
+	if b == nil {
+		return found
+	}
+	for n, byHash := range b.long {
+		if start+n <= len(s) {
+			found = m.check(s, start, byHash[foldHash(s[start:start+n])], found, trig)
+		}
+	}
+	return m.check(s, start, b.short, found, trig)
+}
+
+func (m *matcher) check(s string, start int, ids []int32, found []match, trig func(int, int)) []match {
+	matched := false
+	for _, id := range ids {
 		n := &m.needles[id]
-		start := end - len(n.text)
-		if !n.equal(s[start:end]) {
+		end := start + len(n.text)
+		if end > len(s) || !n.equal(s[start:end]) {
 			continue
 		}
 		if n.trigger {
-			*triggers |= 1 << n.payload
+			if trig != nil {
+				trig(n.payload, start)
+			}
 			continue
 		}
-		if n.wordBounds && !bounded(s, start, end) {
-			continue
+		if !matched && (!n.wordBounds || rawWordBounds(s, start, end)) {
+			found = append(found, match{start, end, n.payload})
+			matched = true
 		}
-		found = append(found, match{start, end, n.payload})
 	}
 	return found
 }
 
-// find returns the whole-word occurrences in s, leftmost first, the longest
-// where several start at one place, never overlapping, and the bits of the
-// triggers in s. bounded decides what a whole word is.
-func (m *matcher) find(s string, bounded func(string, int, int) bool) ([]match, uint64) {
-	if m == nil || len(m.needles) == 0 {
-		return nil, 0
-	}
-	var (
-		found    []match
-		triggers uint64
-		row      int32
-	)
+// find returns the whole-word occurrences in s, leftmost first and longest
+// where several start at one place, never overlapping; trig, if not nil, is
+// told of every trigger.
+func (m *matcher) find(s string, trig func(trigger, pos int)) []match {
+	var found []match
+	var t uint32
 	for i := 0; i < len(s); i++ {
-		v := m.next[row+int32(m.class[s[i]])]
-		row = v >> 1
-		if v&1 != 0 {
-			found = m.hit(s, i+1, row, found, &triggers, bounded)
+		t = (t<<8 | uint32(fold[s[i]])) & 0xFFFFFF
+		if m.hasBi && i >= 1 {
+			if b := t & 0xFFFF; m.bi[b>>6]&(1<<(b&63)) != 0 {
+				found = m.at(s, i-1, m.byBi[b], found, trig)
+			}
+		}
+		if i >= 2 {
+			if h := triHash(t); m.tri[h>>6]&(1<<(h&63)) != 0 {
+				found = m.at(s, i-2, m.byTri[t], found, trig)
+			}
 		}
 	}
-	return leftmostLongest(found), triggers
+	return leftmostLongest(found)
 }
 
 func leftmostLongest(found []match) []match {
 	if len(found) < 2 {
 		return found
 	}
-	slices.SortFunc(found, func(a, b match) int {
+	slices.SortStableFunc(found, func(a, b match) int {
 		if a.start != b.start {
 			return a.start - b.start
 		}
@@ -191,17 +218,19 @@ func leftmostLongest(found []match) []match {
 	return kept
 }
 
-// wordBounds reports whether s[start:end] stands as a word in text.
-func wordBounds(s string, start, end int) bool {
-	return wordBoundaryBefore(s, start) && wordBoundaryAfter(s, end)
+// rawWordBounds reports whether s[start:end] stands as a word in the raw
+// bytes of a JSON document: no letter or digit on either side, where an
+// escape such as \n before it ends the word before.
+func rawWordBounds(s string, start, end int) bool {
+	before := wordBoundaryBefore(s, start) || escapedBefore(s, start)
+	return before && wordBoundaryAfter(s, end)
 }
 
-// rawWordBounds is wordBounds for the raw bytes of a JSON document, where
-// an escape such as \n before a word ends the word before it.
-func rawWordBounds(s string, start, end int) bool {
-	before := wordBoundaryBefore(s, start) ||
-		start >= 2 && s[start-2] == '\\' && (s[start-1] == 'n' || s[start-1] == 't' || s[start-1] == 'r' || s[start-1] == 'b' || s[start-1] == 'f')
-	return before && wordBoundaryAfter(s, end)
+// escapedBefore reports whether s[i-2:i] is a JSON escape of a control
+// character, such as \n, at any depth of nesting (\\n in a document
+// inside a string).
+func escapedBefore(s string, i int) bool {
+	return i >= 2 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 't' || s[i-1] == 'r' || s[i-1] == 'b' || s[i-1] == 'f')
 }
 
 func wordBoundaryBefore(s string, i int) bool {

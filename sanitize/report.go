@@ -26,8 +26,9 @@ type Report struct {
 	// Detectors counts replacements by what found them: "learned" for the
 	// dictionary, else the detector ("email", "secret:slack-token", ...).
 	Detectors map[string]int `json:"detectors"`
-	// Paths counts replacements by where they were (array indexes as #).
-	Paths map[string]map[Kind]int `json:"paths"`
+	// Paths counts replacements by where they were (array indexes as #),
+	// with Options.ReportPaths.
+	Paths map[string]map[Kind]int `json:"paths,omitempty"`
 }
 
 func newReport(fingerprint, rulesDigest string, random bool) Report {
@@ -44,30 +45,25 @@ func newReport(fingerprint, rulesDigest string, random bool) Report {
 	return r
 }
 
-// counts are the replacements of one document, kept apart until it passes
-// the leak check.
-type counts struct {
-	spans []countedSpan
-}
-
+// countedSpan is one replacement, as the report counts it.
 type countedSpan struct {
 	kind     Kind
 	detector string
-	path     string
+	path     string // empty without Options.ReportPaths
 }
 
-func (c *counts) add(sp span, path string) {
-	c.spans = append(c.spans, countedSpan{sp.kind, sp.detector, path})
-}
-
-func (r *Report) add(c counts, in, out, rows int) {
+// add counts the replacements of one document that passed the leak check.
+func (r *Report) add(c []countedSpan, in, out, rows int) {
 	r.Files++
 	r.Rows += rows
 	r.BytesIn += int64(in)
 	r.BytesOut += int64(out)
-	for _, sp := range c.spans {
+	for _, sp := range c {
 		r.Replaced[sp.kind]++
 		r.Detectors[sp.detector]++
+		if sp.path == "" {
+			continue
+		}
 		if r.Paths[sp.path] == nil {
 			r.Paths[sp.path] = map[Kind]int{}
 		}

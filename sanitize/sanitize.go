@@ -2,9 +2,9 @@ package sanitize
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strconv"
@@ -37,6 +37,9 @@ type Options struct {
 	Names []string
 	// Force sanitizes documents that carry a stamp already.
 	Force bool
+	// ReportPaths counts replacements by JSON path in the Report, at the
+	// cost of finding each replacement's path.
+	ReportPaths bool
 }
 
 // Sanitizer replaces people, workspaces and secrets in recorded history.
@@ -44,14 +47,17 @@ type Options struct {
 // files is consistent: give it every file with Learn before the first
 // Sanitize. A Sanitizer is not safe for concurrent use.
 type Sanitizer struct {
-	rules   *Rules
-	tries   tries
-	random  bool
-	force   bool
-	fk      *faker
-	dict    dictionary
-	report  Report
-	learned map[[32]byte]*docMeta // documents learned and not yet sanitized
+	rules  *Rules
+	tries  tries
+	random bool
+	force  bool
+	// reportPaths: see Options.ReportPaths.
+	reportPaths bool
+	fk          *faker
+	dict        dictionary
+	report      Report
+	learned     map[uint64]*docMeta // documents learned and not yet sanitized, by hash
+	seed        maphash.Seed
 }
 
 // New returns a Sanitizer.
@@ -71,7 +77,7 @@ func New(opts Options) (*Sanitizer, error) {
 	if rules == nil {
 		rules = DefaultRules()
 	}
-	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, learned: map[[32]byte]*docMeta{}}
+	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, reportPaths: opts.ReportPaths, learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed()}
 	s.dict.byValue = map[string]int{}
 	s.fk = newFaker(key, s.dict.isOriginal)
 	s.report = newReport(s.fk.fingerprint(), rules.Digest(), random)
@@ -122,7 +128,7 @@ type rowMeta struct {
 // learn validates a document and learns from its known fields, once per
 // distinct document.
 func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
-	sum := sha256.Sum256(doc)
+	sum := maphash.Bytes(s.seed, doc)
 	if meta, ok := s.learned[sum]; ok {
 		return meta, nil
 	}
@@ -168,32 +174,45 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	})
 	meta := &docMeta{}
 	var err error
+	var fields []rowField
 	events.ForEach(func(_, row gjson.Result) bool {
-		var seq, typ gjson.Result
-		fields := row.IsObject()
-		if fields {
+		// One pass over the row's keys: what validation needs, and the
+		// fields some rule may start at.
+		var seq, typ, payload gjson.Result
+		fields = fields[:0]
+		isObject := row.IsObject()
+		if isObject {
 			row.ForEach(func(k, v gjson.Result) bool {
 				switch k.Str {
 				case "seq":
 					seq = v
 				case "type":
 					typ = v
+				case "payload":
+					payload = v
 				}
+				fields = append(fields, rowField{k.Str, v})
 				return true
 			})
 		}
 		field := ""
 		switch {
-		case !fields:
+		case !isObject:
 		case seq.Type != gjson.Number || seq.Int() < 0 || strconv.FormatInt(seq.Int(), 10) != seq.Raw:
 			field = "seq"
 		case typ.Type != gjson.String:
 			field = "type"
-		case !row.Get("payload").IsObject():
+		case !payload.IsObject():
 			field = "payload"
 		default:
 			meta.rows = append(meta.rows, rowMeta{seq.Int(), typ.Str})
-			s.learnTrie(row, s.tries.events(typ.Str), false)
+			if t := s.tries.events(typ.Str); t != nil {
+				for _, f := range fields {
+					if kid := t.kids[f.key]; kid != nil {
+						s.learnAt(row, f.value, kid, false)
+					}
+				}
+			}
 			return true
 		}
 		err = &history.RowError{File: file, Index: len(meta.rows), Seq: -1, Field: field,
@@ -210,6 +229,12 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 func invalid(file, field, format string, args ...any) error {
 	return &history.FormatError{File: file, Offset: -1, Field: field,
 		Err: fmt.Errorf("%w: %s", history.ErrInvalid, fmt.Sprintf(format, args...))}
+}
+
+// rowField is one top-level field of a row.
+type rowField struct {
+	key   string
+	value gjson.Result
 }
 
 // learnTrie learns the values the rules of t name in v, visiting each
@@ -314,12 +339,10 @@ func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	delete(s.learned, sha256.Sum256(doc))
+	delete(s.learned, maphash.Bytes(s.seed, doc))
 	s.dict.build(s.fk)
-	rw := &rewriter{s: s}
-	w := &walker{visit: rw.visit, rows: meta.rows}
 	src := string(doc)
-	out := w.document(src)
+	out, kept := s.rewrite(src)
 	out, err = s.stamp(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", orInput(file), err)
@@ -327,89 +350,99 @@ func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
 	if hits := s.verify(out); len(hits) > 0 {
 		return nil, &LeakError{File: file, Hits: hits}
 	}
-	s.report.add(rw.counts, len(doc), len(out), len(meta.rows))
+	s.report.add(s.counts(src, kept), len(doc), len(out), len(meta.rows))
 	return []byte(out), nil
 }
 
-// rewriter is the walker's visitor while sanitizing.
-type rewriter struct {
-	s      *Sanitizer
-	scan   textScan
-	spans  []span
-	counts counts
-}
-
-func (rw *rewriter) visit(w *walker, str string) []edit {
-	d, fk, sc := &rw.s.dict, rw.s.fk, &rw.scan
-	d.rewrite.scan(str, sc)
-	spans := rw.spans[:0]
-	if sc.triggers&(1<<len(secretRules)-1) != 0 {
-		spans = secretSpans(str, sc.triggers, fk, spans)
-	}
+// rewrite replaces, in one pass over the raw bytes of a document, every
+// learned value in every form it takes and everything the detectors find.
+func (s *Sanitizer) rewrite(src string) (string, []span) {
+	d, fk := &s.dict, s.fk
+	sc := d.matcher.scan(src)
+	spans := secretSpans(src, sc.trig, fk, nil)
 	nSecrets := len(spans)
 	for _, m := range sc.learned {
-		spans = append(spans, d.span(str, m, fk))
+		spans = append(spans, d.span(src, m, fk))
 	}
-	if sc.pipe {
-		spans = markupSpans(str, fk, spans)
-	}
-	if sc.at {
-		spans = emailSpans(str, fk, spans)
-	}
+	spans = markupSpans(src, sc.pipe, fk, spans)
+	spans = emailSpans(src, sc.at, fk, spans)
 	for _, id := range sc.ids {
-		spans = append(spans, span{id[0], id[1], fk.fake(KindSlackID, str[id[0]:id[1]]), KindSlackID, "slack-id"})
+		spans = append(spans, span{id[0], id[1], fk.fake(KindSlackID, src[id[0]:id[1]]), KindSlackID, "slack-id"})
 	}
-	if sc.triggers&(1<<trigWorkspace) != 0 {
-		spans = workspaceSpans(str, fk, spans)
+	spans = workspaceSpans(src, sc.trig[trigWorkspace], fk, spans)
+	spans = idSpans(src, sc.trig, fk, spans)
+	spans = ipSpans(src, sc.ip, fk, spans)
+	spans = phoneSpans(src, sc.phone, fk, spans)
+	kept := resolve(src, spans, nSecrets)
+	var b strings.Builder
+	b.Grow(len(src) + len(src)/64)
+	pos := 0
+	for _, sp := range kept {
+		b.WriteString(src[pos:sp.start])
+		b.WriteString(sp.repl)
+		pos = sp.end
 	}
-	spans = idSpans(str, sc.triggers, fk, spans)
-	if sc.ip {
-		spans = ipSpans(str, fk, spans)
-	}
-	if sc.phone {
-		spans = phoneSpans(str, fk, spans)
-	}
-	rw.spans = spans
-	if len(spans) == 0 {
-		return nil
-	}
-	var edits []edit
-	for _, sp := range resolve(spans, nSecrets) {
-		if str[sp.start:sp.end] == sp.repl {
-			continue
-		}
-		edits = append(edits, edit{sp.start, sp.end, sp.repl})
-		rw.counts.add(sp, w.where(true))
-	}
-	return edits
+	b.WriteString(src[pos:])
+	return b.String(), kept
 }
 
-// resolve picks the spans to apply: the secrets first, then the others
-// from the left, the first found winning where they overlap.
-func resolve(spans []span, nSecrets int) []span {
-	var kept []span
-	overlaps := func(sp span) bool {
-		for _, k := range kept {
-			if sp.start < k.end && k.start < sp.end {
-				return true
-			}
-		}
-		return false
+// resolve picks the spans to apply, in order: the secrets first, then the
+// others from the left, the earlier found winning where two start at one
+// place. No span may begin inside an escape (see splitsEscape), and a span
+// that would change nothing is dropped.
+func resolve(src string, spans []span, nSecrets int) []span {
+	valid := func(sp span) bool {
+		return sp.start < sp.end && !splitsEscape(src, sp.start) && src[sp.start:sp.end] != sp.repl
 	}
-	for _, sp := range spans[:nSecrets] {
-		if !overlaps(sp) {
+	byStart := func(a, b span) int { return a.start - b.start }
+	secrets := slices.Clone(spans[:nSecrets])
+	others := slices.Clone(spans[nSecrets:])
+	slices.SortStableFunc(secrets, byStart)
+	slices.SortStableFunc(others, byStart)
+	var kept, out []span
+	end := 0
+	for _, sp := range secrets {
+		if valid(sp) && sp.start >= end {
 			kept = append(kept, sp)
+			end = sp.end
 		}
 	}
-	rest := slices.Clone(spans[nSecrets:])
-	slices.SortStableFunc(rest, func(a, b span) int { return a.start - b.start })
-	for _, sp := range rest {
-		if !overlaps(sp) {
-			kept = append(kept, sp)
+	si, end := 0, 0
+	for _, sp := range others {
+		for si < len(kept) && kept[si].end <= sp.start {
+			si++
+		}
+		if !valid(sp) || sp.start < end || si < len(kept) && kept[si].start < sp.end {
+			continue
+		}
+		out = append(out, sp)
+		end = sp.end
+	}
+	out = append(out, kept...)
+	slices.SortStableFunc(out, byStart)
+	return out
+}
+
+// splitsEscape reports whether raw bytes at i may be the second character
+// of an escape such as \n: after a backslash, one of the letters that
+// follow one. After \\ the letter is either literal (in a string) or an
+// escape (in a document nested in a string); the raw bytes cannot say
+// which, so such a place is never rewritten, and the leak check decides.
+func splitsEscape(s string, i int) bool {
+	return i > 0 && s[i-1] == '\\' && strings.IndexByte(`ntrbfu"\\/`, s[i]) >= 0
+}
+
+// counts turns the replacements of a document into report counts; with
+// ReportPaths, each with the JSON path it was at.
+func (s *Sanitizer) counts(src string, kept []span) []countedSpan {
+	c := make([]countedSpan, len(kept))
+	for i, sp := range kept {
+		c[i] = countedSpan{kind: sp.kind, detector: sp.detector}
+		if s.reportPaths {
+			c[i].path = collapse(pathAt(src, sp.start))
 		}
 	}
-	slices.SortFunc(kept, func(a, b span) int { return a.start - b.start })
-	return kept
+	return c
 }
 
 // stamp records in exporter.sanitizer that the document was sanitized, with

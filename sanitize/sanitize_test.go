@@ -322,29 +322,43 @@ func TestNestedJSONAtAnyDepth(t *testing.T) {
 }
 
 func TestRefusesWhatItCannotRewrite(t *testing.T) {
-	// A learned phone number that also stands as a JSON number: strings are
-	// rewritten, numbers are not, and the raw scan finds it.
-	id := identity("44444444-4444-4444-8444-444444444444", "U0NUM00001", "Num Ber", "numb", "numb@corp.io")
-	in := recording(t, []history.Identity{id},
-		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi U0NUM00001",
-			"meta": map[string]any{"author": slackAuthor("U0NUM00001", "Num Ber", "numb", false)}}),
-		row(3, "tool_result", map[string]any{"toolCallId": "c1", "count": json.Number("4155550199"), "owner": "4155550199"}))
-	rules := DefaultRules()
-	rules.Merge(&Rules{Events: map[string][]Rule{"tool_result": {{Path: "payload.owner", Kind: RuleKind(KindPhone)}}}})
-	s, err := New(Options{Key: testKey, Rules: rules})
+	// A handle that starts with n, in a Windows path, stands right after
+	// an escaped backslash: in raw bytes that may be the escape of a
+	// newline in a nested document, and rewriting there could break it, so
+	// the rewrite leaves it, and the leak check refuses the file. (Ada's
+	// handle in the same place is rewritten: a is no escape letter.)
+	nadia := identity("55555555-5555-4555-8555-555555555555", "U0NAD00001", "Nadia Quill", "nadia.quill", "nadia@corp.io")
+	in := recording(t, []history.Identity{ada, nadia},
+		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi"}),
+		row(3, "tool_result", map[string]any{"toolCallId": "c1", "message": v2(map[string]any{
+			"path": `C:\Users\nadia.quill\Desktop`, "other": `C:\Users\ada.quill`})}))
+	s, err := New(Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.Sanitize(in, "numbers.json")
+	out, err := s.Sanitize(in, "paths.json")
 	var leak *LeakError
 	if !errors.As(err, &leak) || !errors.Is(err, ErrLeak) || out != nil {
 		t.Fatalf("Sanitize = %d bytes, %v; want no output and a LeakError", len(out), err)
 	}
-	if len(leak.Hits) != 1 || leak.Hits[0].Seq != 3 || leak.Hits[0].Kind != string(KindPhone) || leak.Hits[0].Digest == "" {
-		t.Fatalf("hits %+v; want the phone in row 3", leak.Hits)
+	if len(leak.Hits) != 1 || leak.Hits[0].Seq != 3 || leak.Hits[0].Kind != string(KindHandle) || leak.Hits[0].Digest == "" ||
+		leak.Hits[0].Path != "tool_result.payload.message>path" {
+		t.Fatalf("hits %+v; want the handle in row 3 at tool_result.payload.message>path", leak.Hits)
 	}
-	if strings.Contains(err.Error(), "4155550199") || !strings.Contains(err.Error(), "numbers.json") || !strings.Contains(err.Error(), "row seq 3") {
+	if strings.Contains(err.Error(), "nadia") || !strings.Contains(err.Error(), "paths.json") || !strings.Contains(err.Error(), "row seq 3") {
 		t.Fatalf("error %q must name file and row and never the value", err)
+	}
+}
+
+func TestNumbersAreReachedToo(t *testing.T) {
+	// A learned phone number that also stands as a JSON number is
+	// replaced there too: the rewrite works on the raw bytes.
+	rules := DefaultRules()
+	rules.Merge(&Rules{Events: map[string][]Rule{"tool_result": {{Path: "payload.owner", Kind: RuleKind(KindPhone)}}}})
+	in := recording(t, nil, row(3, "tool_result", map[string]any{"count": json.Number("4155550199"), "owner": "4155550199"}))
+	out := sanitize(t, in, Options{Rules: rules})
+	if strings.Contains(out, "4155550199") || !strings.Contains(out, `"count": `) {
+		t.Fatalf("the number survived:\n%s", eventsOf(out))
 	}
 }
 

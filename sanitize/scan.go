@@ -2,7 +2,7 @@ package sanitize
 
 import "strings"
 
-// Character classes for the one pass over a string.
+// Character classes for the one pass over a document.
 const (
 	cDigit    = 1 << iota
 	cUpper    // A-Z
@@ -33,34 +33,45 @@ var charClass = func() (t [256]uint8) {
 	return t
 }()
 
-// textScan is what one pass over a string finds: the learned values in it,
-// the triggers of the detectors it needs, and the Slack id candidates.
-type textScan struct {
-	learned   []match
-	triggers  uint64
-	at, pipe  bool // an @ (emails), a | (Slack markup labels)
-	phone, ip bool // a run of digits shaped like a phone number, an IPv4 address
-	ids       [][2]int
+// docScan is what one pass over a raw document finds: the learned values,
+// the places the detectors must look at, and the Slack id candidates.
+type docScan struct {
+	learned []match
+	trig    map[int][]int // trigger -> positions
+	at      []int         // each @ (emails)
+	pipe    []int         // each | (labels of Slack markup)
+	phone   [][2]int      // runs of digits shaped like phone numbers
+	ip      [][2]int      // runs shaped like IPv4 addresses
+	ids     [][2]int      // Slack id candidates
 }
 
-// scan makes the one pass: the automaton, and beside it the shapes that no
-// automaton can hold.
-func (m *matcher) scan(s string, r *textScan) {
-	*r = textScan{learned: r.learned[:0], ids: r.ids[:0]}
+// scan makes the one pass over doc: the needles, and beside them the
+// shapes that no needle can hold.
+func (m *matcher) scan(doc string) *docScan {
+	r := &docScan{trig: map[int][]int{}}
+	trig := func(t, pos int) { r.trig[t] = append(r.trig[t], pos) }
 	var (
-		row                   int32
+		t                     uint32
 		idStart               = -1 // -1: no run; -2: a run that cannot be an id
 		idDigit, prevWord     bool
+		phoneStart, ipStart   int
 		phoneDigits, ipDigits int
 		ipDots, phoneGroup    int
 		phonePlus, phoneLong  bool
+		inPhone, inIP         bool
 	)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		v := m.next[row+int32(m.class[c])]
-		row = v >> 1
-		if v&1 != 0 {
-			r.learned = m.hit(s, i+1, row, r.learned, &r.triggers, wordBounds)
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		t = (t<<8 | uint32(fold[c])) & 0xFFFFFF
+		if m.hasBi && i >= 1 {
+			if b := t & 0xFFFF; m.bi[b>>6]&(1<<(b&63)) != 0 {
+				r.learned = m.at(doc, i-1, m.byBi[b], r.learned, trig)
+			}
+		}
+		if i >= 2 {
+			if h := triHash(t); m.tri[h>>6]&(1<<(h&63)) != 0 {
+				r.learned = m.at(doc, i-2, m.byTri[t], r.learned, trig)
+			}
 		}
 		k := charClass[c]
 		if k&(cUpper|cDigit) != 0 {
@@ -74,7 +85,7 @@ func (m *matcher) scan(s string, r *textScan) {
 			}
 		} else {
 			if idStart >= 0 {
-				r.id(s, idStart, i, idDigit)
+				r.id(doc, idStart, i, idDigit)
 			}
 			idStart = -1
 		}
@@ -82,14 +93,14 @@ func (m *matcher) scan(s string, r *textScan) {
 		// A phone number has 9 digits or more, in groups of at most 4, or
 		// all together after a +; a Slack ts (1790000001.000100) is not one.
 		if k&cPhone != 0 {
+			if !inPhone {
+				phoneStart, inPhone = i, true
+			}
 			switch {
 			case k&cDigit != 0:
 				phoneDigits++
 				if phoneGroup++; phoneGroup > 4 {
 					phoneLong = true
-				}
-				if phoneDigits >= 9 && (phonePlus || !phoneLong) {
-					r.phone = true
 				}
 			case c == '+' && phoneDigits == 0:
 				phonePlus = true
@@ -97,37 +108,50 @@ func (m *matcher) scan(s string, r *textScan) {
 				phoneGroup = 0
 			}
 		} else {
-			phoneDigits, phoneGroup, phonePlus, phoneLong = 0, 0, false, false
+			if phoneDigits >= 9 && (phonePlus || !phoneLong) {
+				r.phone = append(r.phone, [2]int{phoneStart, i})
+			}
+			phoneDigits, phoneGroup, phonePlus, phoneLong, inPhone = 0, 0, false, false, false
 		}
 		if k&cIP != 0 {
+			if !inIP {
+				ipStart, inIP = i, true
+			}
 			if c == '.' {
 				ipDots++
 			} else {
 				ipDigits++
 			}
-			if ipDots >= 3 && ipDigits >= 4 {
-				r.ip = true
-			}
 		} else {
-			ipDots, ipDigits = 0, 0
+			if ipDots >= 3 && ipDigits >= 4 {
+				r.ip = append(r.ip, [2]int{ipStart, i})
+			}
+			ipDots, ipDigits, inIP = 0, 0, false
 		}
 		switch c {
 		case '@':
-			r.at = true
+			r.at = append(r.at, i)
 		case '|':
-			r.pipe = true
+			r.pipe = append(r.pipe, i)
 		}
 	}
 	if idStart >= 0 {
-		r.id(s, idStart, len(s), idDigit)
+		r.id(doc, idStart, len(doc), idDigit)
+	}
+	if phoneDigits >= 9 && (phonePlus || !phoneLong) {
+		r.phone = append(r.phone, [2]int{phoneStart, len(doc)})
+	}
+	if ipDots >= 3 && ipDigits >= 4 {
+		r.ip = append(r.ip, [2]int{ipStart, len(doc)})
 	}
 	r.learned = leftmostLongest(r.learned)
+	return r
 }
 
 // id keeps a run of capitals and digits that is shaped like a Slack id: a
 // whole word of 9 to 12 characters with a digit, or after @, # or ^ (a
 // mention) any of 3 or more.
-func (r *textScan) id(s string, start, end int, digit bool) {
+func (r *docScan) id(s string, start, end int, digit bool) {
 	n := end - start
 	mention := start > 0 && strings.IndexByte("@#^", s[start-1]) >= 0
 	if (mention && n >= 3 || digit && n >= 9 && n <= 12) && wordBoundaryAfter(s, end) {

@@ -52,16 +52,22 @@ func (e *LeakError) Error() string {
 
 func (e *LeakError) Unwrap() error { return ErrLeak }
 
-// verify checks sanitized output, independently of how it was rewritten:
-// its raw bytes, for every learned original in every written form (as is,
+// verify checks sanitized output with one more pass over its raw bytes:
+// for every learned original in every form it takes there (as is,
 // JSON-escaped once and twice, XML-escaped), wherever it stands (strings,
-// keys, numbers), and for every secret shape.
+// keys, numbers), and for every secret shape. It does not trust the
+// rewrite: whatever it finds is a hit.
 func (s *Sanitizer) verify(out string) []Hit {
 	if !gjson.Valid(out) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
 	}
 	d := &s.dict
-	found, triggers := d.verifyRaw.find(out, rawWordBounds)
+	secretsAt := map[int][]int{}
+	found := d.matcher.find(out, func(trig, pos int) {
+		if trig < len(secretRules) {
+			secretsAt[trig] = append(secretsAt[trig], pos)
+		}
+	})
 	var hits []Hit
 	var rows rowRanges
 	locate := func(off int) (int64, string) {
@@ -75,68 +81,11 @@ func (s *Sanitizer) verify(out string) []Hit {
 		seq, path := locate(m.start)
 		hits = append(hits, Hit{Seq: seq, Path: path, Kind: string(e.kind), Digest: s.fk.digest(e.kind, e.value)})
 	}
-	for i, rule := range secretRules {
-		if triggers&(1<<i) == 0 {
-			continue
-		}
-		for _, loc := range rule.re.FindAllStringIndex(out, -1) {
-			seq, path := locate(loc[0])
-			hits = append(hits, Hit{Seq: seq, Path: path, Kind: "secret:" + rule.name})
-		}
+	for _, sp := range secretSpans(out, secretsAt, s.fk, nil) {
+		seq, path := locate(sp.start)
+		hits = append(hits, Hit{Seq: seq, Path: path, Kind: sp.detector})
 	}
 	return hits
-}
-
-// pathAt returns the JSON path of the value at byte off of doc, into
-// documents nested in strings too, in the walker's notation.
-func pathAt(doc string, off int) string {
-	w := &walker{}
-	v := gjson.Parse(doc)
-	base := 0
-	for {
-		var (
-			next  gjson.Result
-			found bool
-		)
-		if v.IsObject() || v.IsArray() {
-			i := 0
-			v.ForEach(func(k, val gjson.Result) bool {
-				if base+k.Index <= off && off < base+val.Index+len(val.Raw) {
-					if v.IsArray() {
-						w.push(pathElem{index: i})
-					} else {
-						w.push(pathElem{key: k.Str})
-					}
-					next, found = val, true
-					return false
-				}
-				i++
-				return true
-			})
-		}
-		if !found {
-			return w.where(false)
-		}
-		if next.Type == gjson.String && looksLikeJSON(next.Str) && gjson.Valid(next.Str) {
-			pos, ok := rawOffsets(next.Raw, next.Str)
-			if !ok {
-				return w.where(false)
-			}
-			rel := off - (base + next.Index)
-			inner := 0
-			for inner < len(pos)-1 && pos[inner+1] <= rel {
-				inner++
-			}
-			w.push(pathElem{nested: true})
-			v, base, off = gjson.Parse(next.Str), 0, inner
-			continue
-		}
-		if next.Type == gjson.String || !(next.IsObject() || next.IsArray()) {
-			return w.where(false)
-		}
-		v, base = next, base+next.Index
-		v = gjson.Parse(v.Raw)
-	}
 }
 
 // rowRanges maps byte offsets of a document to the seq of the row there.
@@ -187,17 +136,16 @@ func Check(doc []byte, file string) ([]Finding, error) {
 		found = append(found, Finding{File: file, Seq: -1, Path: "exporter.sanitizer",
 			Problem: "no sanitizer stamp: run sanitize on the raw export before committing it"})
 	}
-	w := &walker{visit: func(w *walker, str string) []edit {
+	w := &walker{visit: func(w *walker, str string) {
 		for _, e := range findEmails(str) {
 			if !reservedEmail(str[e[0]:e[1]]) {
-				found = append(found, Finding{File: file, Seq: w.seq, Path: w.where(false),
+				found = append(found, Finding{File: file, Seq: w.seq, Path: w.where(),
 					Problem: "email address outside the reserved domains (example.com, .example, .test, .invalid)"})
 			}
 		}
 		if rule := hasSecret(str); rule != "" {
-			found = append(found, Finding{File: file, Seq: w.seq, Path: w.where(false), Problem: "secret shape: " + rule})
+			found = append(found, Finding{File: file, Seq: w.seq, Path: w.where(), Problem: "secret shape: " + rule})
 		}
-		return nil
 	}}
 	w.document(src)
 	return found, nil

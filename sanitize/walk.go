@@ -7,31 +7,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/agentvcr/agentvcr/internal/jsonstr"
 )
 
 // walker visits every string of a recorded-history document, object keys
-// included, and every string of every JSON document nested inside a string
-// (schema-version-2 payload.message holds one), at any depth. The edits
-// visit returns are spliced into the raw bytes: every other byte stays as
-// it was, escapes included, so a sanitized file diffs only where a value
-// changed.
+// included, decoded, and every string of every JSON document nested inside
+// a string (schema-version-2 payload.message holds one), at any depth,
+// knowing the row and JSON path of each. Check looks at files with it.
 type walker struct {
-	// visit returns the edits to make to one decoded string, in order.
-	visit func(w *walker, s string) []edit
-	// rows are the seq and type of each row, in order, from learning; the
-	// walker reads them itself when nil.
-	rows []rowMeta
-	seq  int64      // seq of the row being walked; -1 outside rows
-	path []pathElem // where the walk is, for reports and errors
-}
-
-// edit replaces text[start:end] with repl. In a decoded string, repl is
-// text; in a document, repl is raw JSON.
-type edit struct {
-	start, end int
-	repl       string
+	visit func(w *walker, s string)
+	seq   int64      // seq of the row being walked; -1 outside rows
+	path  []pathElem // where the walk is
 }
 
 type pathElem struct {
@@ -40,26 +25,17 @@ type pathElem struct {
 	nested bool // the start of a JSON document inside a string
 }
 
-// document walks a whole history document and returns it with the edits
-// made.
-func (w *walker) document(src string) string {
+// document walks a whole history document.
+func (w *walker) document(src string) {
 	w.seq = -1
-	var edits []edit
 	gjson.Parse(src).ForEach(func(k, v gjson.Result) bool {
-		edits = w.key(k, edits)
+		w.key(k)
 		if k.Str == "events" && v.IsArray() {
 			// A row's path starts at its type: message.payload.text.
-			i := 0
 			v.ForEach(func(_, row gjson.Result) bool {
-				if i < len(w.rows) {
-					w.seq = w.rows[i].seq
-					w.push(pathElem{key: w.rows[i].typ})
-				} else {
-					w.seq = row.Get("seq").Int()
-					w.push(pathElem{key: row.Get("type").String()})
-				}
-				i++
-				edits = w.value(row, edits)
+				w.seq = row.Get("seq").Int()
+				w.push(pathElem{key: row.Get("type").String()})
+				w.value(row)
 				w.pop()
 				w.seq = -1
 				return true
@@ -67,22 +43,27 @@ func (w *walker) document(src string) string {
 			return true
 		}
 		w.push(pathElem{key: k.Str})
-		edits = w.value(v, edits)
+		w.value(v)
 		w.pop()
 		return true
 	})
-	return apply(src, edits)
 }
 
-func (w *walker) value(v gjson.Result, edits []edit) []edit {
+func (w *walker) value(v gjson.Result) {
 	switch {
 	case v.Type == gjson.String:
-		edits = w.token(v, w.str(v.Str), edits)
+		if looksLikeJSON(v.Str) && gjson.Valid(v.Str) {
+			w.push(pathElem{nested: true})
+			w.value(gjson.Parse(v.Str))
+			w.pop()
+		} else {
+			w.visit(w, v.Str)
+		}
 	case v.IsObject():
 		v.ForEach(func(k, val gjson.Result) bool {
-			edits = w.key(k, edits)
+			w.key(k)
 			w.push(pathElem{key: k.Str})
-			edits = w.value(val, edits)
+			w.value(val)
 			w.pop()
 			return true
 		})
@@ -90,32 +71,18 @@ func (w *walker) value(v gjson.Result, edits []edit) []edit {
 		i := 0
 		v.ForEach(func(_, val gjson.Result) bool {
 			w.push(pathElem{index: i})
-			edits = w.value(val, edits)
+			w.value(val)
 			w.pop()
 			i++
 			return true
 		})
 	}
-	return edits
 }
 
-func (w *walker) key(k gjson.Result, edits []edit) []edit {
+func (w *walker) key(k gjson.Result) {
 	w.push(pathElem{key: k.Str})
-	edits = w.token(k, w.visit(w, k.Str), edits)
+	w.visit(w, k.Str)
 	w.pop()
-	return edits
-}
-
-// str returns the edits to one decoded string: those of the document
-// inside it, if it holds one, else those of the visit.
-func (w *walker) str(s string) []edit {
-	if looksLikeJSON(s) && gjson.Valid(s) {
-		w.push(pathElem{nested: true})
-		edits := w.value(gjson.Parse(s), nil)
-		w.pop()
-		return edits
-	}
-	return w.visit(w, s)
 }
 
 func looksLikeJSON(s string) bool {
@@ -123,30 +90,103 @@ func looksLikeJSON(s string) bool {
 	return len(t) > 1 && (t[0] == '{' || t[0] == '[')
 }
 
-// token turns edits of a string's decoded text into edits of its raw JSON
-// token at tok.Index: each lands on the escaped bytes it replaces. Where an
-// edit would split an escape, the whole token is written again instead.
-func (w *walker) token(tok gjson.Result, decoded []edit, edits []edit) []edit {
-	if len(decoded) == 0 {
-		return edits
-	}
-	pos, ok := rawOffsets(tok.Raw, tok.Str)
-	if ok {
-		for _, e := range decoded {
-			if !pos.boundary(e.start) || !pos.boundary(e.end) {
-				ok = false
-				break
+func (w *walker) push(e pathElem) { w.path = append(w.path, e) }
+func (w *walker) pop()            { w.path = w.path[:len(w.path)-1] }
+
+// where returns the path of the walk, such as
+// message.payload.message>content[1].text: the row type, then the path
+// inside the row, with > where a string's JSON document starts.
+func (w *walker) where() string {
+	var b strings.Builder
+	for _, e := range w.path {
+		switch {
+		case e.nested:
+			b.WriteByte('>')
+		case e.key == "":
+			b.WriteString("[" + strconv.Itoa(e.index) + "]")
+		default:
+			if s := b.String(); s != "" && !strings.HasSuffix(s, ">") {
+				b.WriteByte('.')
 			}
+			b.WriteString(e.key)
 		}
 	}
-	if !ok {
-		return append(edits, edit{tok.Index, tok.Index + len(tok.Raw), string(jsonstr.Append(nil, apply(tok.Str, decoded)))})
+	return b.String()
+}
+
+// collapse turns the array indexes of a path into #.
+func collapse(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if path[i] == '[' {
+			if j := strings.IndexByte(path[i:], ']'); j > 0 {
+				b.WriteString("[#]")
+				i += j
+				continue
+			}
+		}
+		b.WriteByte(path[i])
 	}
-	for _, e := range decoded {
-		q := jsonstr.Append(nil, e.repl)
-		edits = append(edits, edit{tok.Index + pos[e.start], tok.Index + pos[e.end], string(q[1 : len(q)-1])})
+	return b.String()
+}
+
+// pathAt returns the path, in the walker's notation, of the value at byte
+// off of a history document, into documents nested in strings too.
+func pathAt(doc string, off int) string {
+	w := &walker{}
+	v := gjson.Parse(doc)
+	base := 0
+	top := true
+	for {
+		var (
+			next  gjson.Result
+			found bool
+		)
+		i := 0
+		v.ForEach(func(k, val gjson.Result) bool {
+			if base+k.Index <= off && off < base+val.Index+len(val.Raw) {
+				switch {
+				case top && k.Str == "events":
+				case v.IsArray() && top:
+				case v.IsArray():
+					w.push(pathElem{index: i})
+				default:
+					w.push(pathElem{key: k.Str})
+				}
+				next, found = val, true
+				return false
+			}
+			i++
+			return true
+		})
+		if !found {
+			return w.where()
+		}
+		if top && v.IsArray() {
+			// A row of events: its path starts at its type.
+			w.push(pathElem{key: next.Get("type").String()})
+		}
+		top = top && (v.IsObject() && next.IsArray())
+		switch {
+		case next.Type == gjson.String && looksLikeJSON(next.Str) && gjson.Valid(next.Str):
+			pos, ok := rawOffsets(next.Raw, next.Str)
+			if !ok {
+				return w.where()
+			}
+			rel := off - (base + next.Index)
+			inner := 0
+			for inner < len(pos)-1 && pos[inner+1] <= rel {
+				inner++
+			}
+			w.push(pathElem{nested: true})
+			v, base, off, top = gjson.Parse(next.Str), 0, inner, false
+		case next.IsObject() || next.IsArray():
+			base += next.Index
+			v = gjson.Parse(next.Raw)
+		default:
+			return w.where()
+		}
 	}
-	return edits
 }
 
 // offsets maps each byte of a decoded JSON string to the offset in the raw
@@ -154,11 +194,9 @@ func (w *walker) token(tok gjson.Result, decoded []edit, edits []edit) []edit {
 // end.
 type offsets []int
 
-func (p offsets) boundary(i int) bool { return i == 0 || i == len(p)-1 || p[i] != p[i-1] }
-
 // rawOffsets decodes a raw JSON string token, recording where each decoded
 // byte came from. It reports false if the decoding differs from want (the
-// decoder's), so edits are never misplaced.
+// decoder's).
 func rawOffsets(raw, want string) (offsets, bool) {
 	if len(raw) < 2 {
 		return nil, false
@@ -222,51 +260,4 @@ func rawOffsets(raw, want string) (offsets, bool) {
 	}
 	pos = append(pos, end)
 	return pos, string(dec) == want
-}
-
-// apply returns text with the edits, given in order and not overlapping,
-// made.
-func apply(text string, edits []edit) string {
-	if len(edits) == 0 {
-		return text
-	}
-	var b strings.Builder
-	b.Grow(len(text) + 64)
-	pos := 0
-	for _, e := range edits {
-		b.WriteString(text[pos:e.start])
-		b.WriteString(e.repl)
-		pos = e.end
-	}
-	b.WriteString(text[pos:])
-	return b.String()
-}
-
-func (w *walker) push(e pathElem) { w.path = append(w.path, e) }
-func (w *walker) pop()            { w.path = w.path[:len(w.path)-1] }
-
-// where returns the path of the walk, such as
-// message.payload.message>content[1].text: the row type, then the path
-// inside the row, with > where a string's JSON document starts. With
-// collapse, array indexes become #.
-func (w *walker) where(collapse bool) string {
-	var b strings.Builder
-	for _, e := range w.path {
-		switch {
-		case e.nested:
-			b.WriteByte('>')
-		case e.key == "":
-			if collapse {
-				b.WriteString("[#]")
-			} else {
-				b.WriteString("[" + strconv.Itoa(e.index) + "]")
-			}
-		default:
-			if s := b.String(); s != "" && !strings.HasSuffix(s, ">") {
-				b.WriteByte('.')
-			}
-			b.WriteString(e.key)
-		}
-	}
-	return b.String()
 }

@@ -8,6 +8,7 @@ package juniortest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -60,12 +61,12 @@ func (b *Builder) SlackPerson(n int, team, userID, fullName string) history.Iden
 	handle := strings.ToLower(strings.ReplaceAll(fullName, " ", "."))
 	email := handle + "@example.com"
 	id := history.Identity{
-		ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Kind: "user", Provider: "slack",
+		ID: uuid("identity", n), Kind: "user", Provider: "slack",
 		ProviderTenantID: team, ProviderSubjectID: userID,
 		DisplayName: ptr(fullName), Handle: ptr(handle), Email: ptr(email), EmailNormalized: ptr(email),
 		EmailVerified: true, Metadata: json.RawMessage(`{"platform":"slack"}`),
 		CreatedAtMs: b.clock - 86400000, UpdatedAtMs: b.clock - 3600000,
-		User: &history.User{ID: fmt.Sprintf("10000000-0000-4000-8000-%012d", n), PrimaryEmail: ptr(email),
+		User: &history.User{ID: uuid("user", n), PrimaryEmail: ptr(email),
 			PrimaryEmailNormalized: ptr(email), DisplayName: ptr(fullName), Timezone: ptr("Europe/Vienna"),
 			CreatedAtMs: b.clock - 86400000, UpdatedAtMs: b.clock - 3600000},
 	}
@@ -77,7 +78,7 @@ func (b *Builder) SlackPerson(n int, team, userID, fullName string) history.Iden
 func (b *Builder) WebPerson(n int, fullName string) history.Identity {
 	email := strings.ToLower(strings.ReplaceAll(fullName, " ", ".")) + "@example.com"
 	id := history.Identity{
-		ID: fmt.Sprintf("00000000-0000-4000-9000-%012d", n), Kind: "user", Provider: "junior",
+		ID: uuid("web-identity", n), Kind: "user", Provider: "junior",
 		ProviderSubjectID: email, DisplayName: ptr(fullName), Email: ptr(email), EmailNormalized: ptr(email),
 		EmailVerified: true, CreatedAtMs: b.clock - 86400000, UpdatedAtMs: b.clock - 86400000,
 	}
@@ -247,6 +248,14 @@ func xmlEscape(s string) string {
 }
 
 func ptr(s string) *string { return &s }
+
+// uuid makes a random-looking, repeatable v4 UUID, as Junior's ids are.
+func uuid(space string, n int) string {
+	h := sha256.Sum256([]byte(fmt.Sprint(space, n)))
+	h[6] = h[6]&0x0f | 0x40
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
 
 func deref(s *string) string {
 	if s == nil {
