@@ -219,9 +219,7 @@ func isSlackID(v string) bool {
 var (
 	// Slack markup with a label: <@U1|name>, <#C1|channel>,
 	// <!subteam^S1|@group>, raw or HTML-escaped.
-	markupRe = regexp.MustCompile(`(?:<|&lt;|\\u003[cC])([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&\\]+)(?:>|&gt;|\\u003[eE])`)
-	// A Slack workspace host: <workspace>.slack.com.
-	workspaceRe  = regexp.MustCompile(`\b([a-z0-9][a-z0-9-]*)\.(?:enterprise\.)?slack\.com\b`)
+	markupRe     = regexp.MustCompile(`(?:<|&lt;|\\u003[cC])([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&\\]+)(?:>|&gt;|\\u003[eE])`)
 	dashboardRe  = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
 	localIDRe    = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{8,})\b`)
 	ipv4Re       = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)
@@ -257,14 +255,23 @@ func markupIn(s string, lo, hi int, f *faker, out []span) []span {
 	return out
 }
 
-// workspaceSpans replaces Slack workspace names in hosts, before each
-// .slack.com.
+// workspaceSpans replaces Slack workspace names in hosts: the label before
+// each .slack.com (or .enterprise.slack.com).
 func workspaceSpans(s string, pos []int, f *faker, out []span) []span {
-	for _, w := range windows(pos, 80, 20, len(s)) {
-		for _, m := range workspaceRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
-			if ws := s[w[0]+m[2] : w[0]+m[3]]; !slackDomains[ws] {
-				out = append(out, span{w[0] + m[2], w[0] + m[3], f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
-			}
+	for _, p := range pos {
+		end := p
+		if strings.HasSuffix(s[:end], ".enterprise") {
+			end -= len(".enterprise")
+		}
+		start := end
+		for start > 0 && (isDigit(s[start-1]) || 'a' <= s[start-1] && s[start-1] <= 'z' || s[start-1] == '-') {
+			start--
+		}
+		if after := p + len(".slack.com"); after < len(s) && isWordRune(rune(s[after])) {
+			continue // .slack.community and the like
+		}
+		if ws := s[start:end]; ws != "" && ws[0] != '-' && !slackDomains[ws] && !splitsEscape(s, start) {
+			out = append(out, span{start, end, f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
 		}
 	}
 	return out

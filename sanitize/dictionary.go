@@ -58,7 +58,7 @@ func (d *dictionary) add(k Kind, v string) {
 		return
 	}
 	d.byValue[key] = len(d.list)
-	d.list = append(d.list, entry{k, v})
+	d.list = append(d.list, entry{k, strings.Clone(v)})
 }
 
 // isOriginal reports whether s is a learned original, so that no fake is

@@ -31,7 +31,12 @@ type matcher struct {
 // not one comparison each.
 type bucket struct {
 	short []int32
-	long  map[int]map[uint64][]int32
+	long  []byLength
+}
+
+type byLength struct {
+	n      int
+	byHash map[uint64][]int32
 }
 
 func (b *bucket) add(id int32, n *needle) {
@@ -39,16 +44,13 @@ func (b *bucket) add(id int32, n *needle) {
 		b.short = append(b.short, id)
 		return
 	}
-	if b.long == nil {
-		b.long = map[int]map[uint64][]int32{}
-	}
-	byHash := b.long[len(n.text)]
-	if byHash == nil {
-		byHash = map[uint64][]int32{}
-		b.long[len(n.text)] = byHash
+	i := slices.IndexFunc(b.long, func(l byLength) bool { return l.n == len(n.text) })
+	if i < 0 {
+		i = len(b.long)
+		b.long = append(b.long, byLength{len(n.text), map[uint64][]int32{}})
 	}
 	h := foldHash(n.text)
-	byHash[h] = append(byHash[h], id)
+	b.long[i].byHash[h] = append(b.long[i].byHash[h], id)
 }
 
 // foldHash is FNV-1a over the folded bytes of s.
@@ -147,9 +149,9 @@ func (m *matcher) at(s string, start int, b *bucket, found []match, trig func(in
 	if b == nil {
 		return found
 	}
-	for n, byHash := range b.long {
-		if start+n <= len(s) {
-			found = m.check(s, start, byHash[foldHash(s[start:start+n])], found, trig)
+	for _, l := range b.long {
+		if start+l.n <= len(s) {
+			found = m.check(s, start, l.byHash[foldHash(s[start:start+l.n])], found, trig)
 		}
 	}
 	return m.check(s, start, b.short, found, trig)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -115,9 +116,10 @@ func (s *Sanitizer) Learn(doc []byte, file string) error {
 }
 
 // docMeta is what the rewrite needs of a learned document: each row's seq
-// and type, in document order.
+// and type, in document order, and where the stamp goes.
 type docMeta struct {
-	rows []rowMeta
+	rows  []rowMeta
+	stamp span
 }
 
 type rowMeta struct {
@@ -132,7 +134,7 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	if meta, ok := s.learned[sum]; ok {
 		return meta, nil
 	}
-	src := string(doc)
+	src := view(doc)
 	if !gjson.Valid(src) {
 		return nil, invalid(file, "", "malformed JSON")
 	}
@@ -172,7 +174,7 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 		s.learnTrie(id, s.tries.identities, true)
 		return true
 	})
-	meta := &docMeta{}
+	meta := &docMeta{stamp: s.stampEdit(exporter, surface)}
 	var err error
 	var fields []rowField
 	events.ForEach(func(_, row gjson.Result) bool {
@@ -205,7 +207,7 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 		case !payload.IsObject():
 			field = "payload"
 		default:
-			meta.rows = append(meta.rows, rowMeta{seq.Int(), typ.Str})
+			meta.rows = append(meta.rows, rowMeta{seq.Int(), strings.Clone(typ.Str)})
 			if t := s.tries.events(typ.Str); t != nil {
 				for _, f := range fields {
 					if kid := t.kids[f.key]; kid != nil {
@@ -341,22 +343,23 @@ func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
 	}
 	delete(s.learned, maphash.Bytes(s.seed, doc))
 	s.dict.build(s.fk)
-	src := string(doc)
-	out, kept := s.rewrite(src)
-	out, err = s.stamp(out)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", orInput(file), err)
-	}
-	if hits := s.verify(out); len(hits) > 0 {
+	src := view(doc)
+	out, kept := s.rewrite(src, meta.stamp)
+	if hits := s.verify(view(out)); len(hits) > 0 {
 		return nil, &LeakError{File: file, Hits: hits}
 	}
 	s.report.add(s.counts(src, kept), len(doc), len(out), len(meta.rows))
-	return []byte(out), nil
+	return out, nil
 }
+
+// view reads b as a string without copying it. The sanitizer only reads
+// its input, and copies whatever it keeps (learned values, row types), so
+// the caller's bytes are never held beyond a call.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // rewrite replaces, in one pass over the raw bytes of a document, every
 // learned value in every form it takes and everything the detectors find.
-func (s *Sanitizer) rewrite(src string) (string, []span) {
+func (s *Sanitizer) rewrite(src string, stamp span) ([]byte, []span) {
 	d, fk := &s.dict, s.fk
 	sc := d.matcher.scan(src)
 	spans := secretSpans(src, sc.trig, fk, nil)
@@ -374,16 +377,18 @@ func (s *Sanitizer) rewrite(src string) (string, []span) {
 	spans = ipSpans(src, sc.ip, fk, spans)
 	spans = phoneSpans(src, sc.phone, fk, spans)
 	kept := resolve(src, spans, nSecrets)
-	var b strings.Builder
-	b.Grow(len(src) + len(src)/64)
+	// The stamp goes in last: an old stamp is replaced whole.
+	kept = slices.DeleteFunc(kept, func(sp span) bool { return sp.start < stamp.end && stamp.start < sp.end })
+	at, _ := slices.BinarySearchFunc(kept, stamp.start, func(sp span, pos int) int { return sp.start - pos })
+	edits := slices.Insert(slices.Clone(kept), at, stamp)
+	out := make([]byte, 0, len(src)+len(src)/32+len(stamp.repl))
 	pos := 0
-	for _, sp := range kept {
-		b.WriteString(src[pos:sp.start])
-		b.WriteString(sp.repl)
+	for _, sp := range edits {
+		out = append(out, src[pos:sp.start]...)
+		out = append(out, sp.repl...)
 		pos = sp.end
 	}
-	b.WriteString(src[pos:])
-	return b.String(), kept
+	return append(out, src[pos:]...), kept
 }
 
 // resolve picks the spans to apply, in order: the secrets first, then the
@@ -445,30 +450,28 @@ func (s *Sanitizer) counts(src string, kept []span) []countedSpan {
 	return c
 }
 
-// stamp records in exporter.sanitizer that the document was sanitized, with
-// which key (its fingerprint) and rules. It holds no time, so that the same
-// input and key give the same bytes.
-func (s *Sanitizer) stamp(doc string) (string, error) {
+// stampEdit says where the stamp goes: exporter.sanitizer records that the
+// document was sanitized, with which key (its fingerprint) and rules. It
+// holds no time, so that the same input and key give the same bytes. An
+// old stamp (with Force) is replaced; else the stamp is the first key of
+// exporter, or a new exporter after surface.
+func (s *Sanitizer) stampEdit(exporter, surface gjson.Result) span {
 	st := fmt.Sprintf(`{"tool": "agentvcr-sanitize", "version": %q, "keyFingerprint": %q, "randomKey": %t, "rulesDigest": %q}`,
 		version.String(), s.fk.fingerprint(), s.random, s.rules.Digest())
-	root := gjson.Parse(doc)
-	if old := root.Get("exporter.sanitizer"); old.Exists() {
-		return doc[:old.Index] + st + doc[old.Index+len(old.Raw):], nil
+	if old := exporter.Get("sanitizer"); old.Exists() {
+		start := old.Index // gjson makes it absolute
+		return span{start: start, end: start + len(old.Raw), repl: st, kind: "stamp"}
 	}
-	if ex := root.Get("exporter"); ex.IsObject() {
-		open := ex.Index + strings.IndexByte(ex.Raw, '{') + 1
+	if exporter.IsObject() {
+		open := exporter.Index + strings.IndexByte(exporter.Raw, '{') + 1
 		sep := ","
-		if len(ex.Map()) == 0 {
+		if len(exporter.Map()) == 0 {
 			sep = ""
 		}
-		return doc[:open] + "\n    \"sanitizer\": " + st + sep + doc[open:], nil
-	}
-	surface := root.Get("surface")
-	if !surface.Exists() {
-		return "", errors.New("no surface to stamp after")
+		return span{start: open, end: open, repl: "\n    \"sanitizer\": " + st + sep, kind: "stamp"}
 	}
 	at := surface.Index + len(surface.Raw)
-	return doc[:at] + ",\n  \"exporter\": {\"sanitizer\": " + st + "}" + doc[at:], nil
+	return span{start: at, end: at, repl: ",\n  \"exporter\": {\"sanitizer\": " + st + "}", kind: "stamp"}
 }
 
 func orMissing(v gjson.Result) string {

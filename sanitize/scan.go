@@ -74,6 +74,12 @@ func (m *matcher) scan(doc string) *docScan {
 			}
 		}
 		k := charClass[c]
+		if k == cWord && idStart == -1 && !inPhone && !inIP {
+			// Lower-case letters and the like, outside any run: most of a
+			// text, and nothing to track.
+			prevWord = true
+			continue
+		}
 		if k&(cUpper|cDigit) != 0 {
 			switch {
 			case idStart == -1 && k&cIDPrefix != 0 && !prevWord:

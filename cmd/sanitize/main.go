@@ -68,6 +68,7 @@ no --names file, is not found.`,
 			if err != nil {
 				return cli.UsageError{Err: err}
 			}
+			opts.ReportPaths = report != ""
 			s, err := sanitize.New(opts)
 			if err != nil {
 				return cli.UsageError{Err: err}
