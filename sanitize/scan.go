@@ -10,6 +10,7 @@ const (
 	cWord     // letters, digits, _ and every byte of a non-ASCII character
 	cPhone    // what phone numbers are written with
 	cIP       // what IPv4 addresses are written with
+	cStart    // where shapes start: digits, capitals, + ( @ |
 )
 
 var charClass = func() (t [256]uint8) {
@@ -30,6 +31,9 @@ var charClass = func() (t [256]uint8) {
 		}
 	}
 	t['.'] |= cIP
+	for _, c := range "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ+(@|" {
+		t[c] |= cStart
+	}
 	return t
 }()
 
@@ -45,113 +49,88 @@ type docScan struct {
 	ids     [][2]int      // Slack id candidates
 }
 
-// scan makes the one pass over doc: the needles, and beside them the
-// shapes that no needle can hold.
+// scan finds in a raw document the learned values and the triggers (one
+// pass of the matcher), then the shapes no needle can hold (one pass that
+// jumps from one digit, capital, @ or | to the next).
 func (m *matcher) scan(doc string) *docScan {
 	r := &docScan{trig: map[int][]int{}}
-	trig := func(t, pos int) { r.trig[t] = append(r.trig[t], pos) }
-	var (
-		t                     uint32
-		idStart               = -1 // -1: no run; -2: a run that cannot be an id
-		idDigit, prevWord     bool
-		phoneStart, ipStart   int
-		phoneDigits, ipDigits int
-		ipDots, phoneGroup    int
-		phonePlus, phoneLong  bool
-		inPhone, inIP         bool
-	)
+	r.learned = m.find(doc, func(t, pos int) { r.trig[t] = append(r.trig[t], pos) })
+	r.shapes(doc)
+	return r
+}
+
+func (r *docScan) shapes(doc string) {
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
-		t = (t<<8 | uint32(fold[c])) & 0xFFFFFF
-		if m.hasBi && i >= 1 {
-			if b := t & 0xFFFF; m.bi[b>>6]&(1<<(b&63)) != 0 {
-				r.learned = m.at(doc, i-1, m.byBi[b], r.learned, trig)
-			}
-		}
-		if i >= 2 {
-			if h := triHash(t); m.tri[h>>6]&(1<<(h&63)) != 0 {
-				r.learned = m.at(doc, i-2, m.byTri[t], r.learned, trig)
-			}
-		}
 		k := charClass[c]
-		if k == cWord && idStart == -1 && !inPhone && !inIP {
-			// Lower-case letters and the like, outside any run: most of a
-			// text, and nothing to track.
-			prevWord = true
+		if k&cStart == 0 {
 			continue
 		}
-		if k&(cUpper|cDigit) != 0 {
-			switch {
-			case idStart == -1 && k&cIDPrefix != 0 && !prevWord:
-				idStart, idDigit = i, false
-			case idStart == -1:
-				idStart = -2
-			case k&cDigit != 0:
-				idDigit = true
+		switch {
+		case c == '@':
+			r.at = append(r.at, i)
+		case c == '|':
+			r.pipe = append(r.pipe, i)
+		case k&cUpper != 0:
+			j, digit := i+1, false
+			for j < len(doc) && charClass[doc[j]]&(cUpper|cDigit) != 0 {
+				digit = digit || isDigit(doc[j])
+				j++
 			}
-		} else {
-			if idStart >= 0 {
-				r.id(doc, idStart, i, idDigit)
+			if k&cIDPrefix != 0 && (i == 0 || charClass[doc[i-1]]&cWord == 0) {
+				r.id(doc, i, j, digit)
 			}
-			idStart = -1
+			i = j - 1
+		default:
+			i = r.numbers(doc, i) - 1
 		}
-		prevWord = k&cWord != 0
-		// A phone number has 9 digits or more, in groups of at most 4, or
-		// all together after a +; a Slack ts (1790000001.000100) is not one.
-		if k&cPhone != 0 {
-			if !inPhone {
-				phoneStart, inPhone = i, true
-			}
-			switch {
-			case k&cDigit != 0:
-				phoneDigits++
-				if phoneGroup++; phoneGroup > 4 {
-					phoneLong = true
-				}
-			case c == '+' && phoneDigits == 0:
-				phonePlus = true
-			default:
-				phoneGroup = 0
+	}
+}
+
+// numbers reads the run of digits and separators that starts at doc[i]
+// and keeps what may be a phone number (9 digits or more, in groups of at
+// most 4, or all together after a +: a Slack ts such as 1790000001.000100
+// is not one) or an IPv4 address (4 numbers and 3 dots). It returns where
+// the run ends.
+func (r *docScan) numbers(doc string, i int) int {
+	start, plus := i, doc[i] == '+'
+	digits, group, long := 0, 0, false
+	ipStart, ipDots, ipDigits := i, 0, 0
+	j := i
+	for ; j < len(doc); j++ {
+		c := doc[j]
+		k := charClass[c]
+		if k&cPhone == 0 {
+			break
+		}
+		if k&cDigit != 0 {
+			digits++
+			if group++; group > 4 {
+				long = true
 			}
 		} else {
-			if phoneDigits >= 9 && (phonePlus || !phoneLong) {
-				r.phone = append(r.phone, [2]int{phoneStart, i})
-			}
-			phoneDigits, phoneGroup, phonePlus, phoneLong, inPhone = 0, 0, false, false, false
+			group = 0
 		}
 		if k&cIP != 0 {
-			if !inIP {
-				ipStart, inIP = i, true
-			}
 			if c == '.' {
 				ipDots++
 			} else {
 				ipDigits++
 			}
-		} else {
-			if ipDots >= 3 && ipDigits >= 4 {
-				r.ip = append(r.ip, [2]int{ipStart, i})
-			}
-			ipDots, ipDigits, inIP = 0, 0, false
+			continue
 		}
-		switch c {
-		case '@':
-			r.at = append(r.at, i)
-		case '|':
-			r.pipe = append(r.pipe, i)
+		if ipDots >= 3 && ipDigits >= 4 {
+			r.ip = append(r.ip, [2]int{ipStart, j})
 		}
-	}
-	if idStart >= 0 {
-		r.id(doc, idStart, len(doc), idDigit)
-	}
-	if phoneDigits >= 9 && (phonePlus || !phoneLong) {
-		r.phone = append(r.phone, [2]int{phoneStart, len(doc)})
+		ipStart, ipDots, ipDigits = j+1, 0, 0
 	}
 	if ipDots >= 3 && ipDigits >= 4 {
-		r.ip = append(r.ip, [2]int{ipStart, len(doc)})
+		r.ip = append(r.ip, [2]int{ipStart, j})
 	}
-	r.learned = leftmostLongest(r.learned)
-	return r
+	if digits >= 9 && (plus || !long) {
+		r.phone = append(r.phone, [2]int{start, j})
+	}
+	return max(j, i+1)
 }
 
 // id keeps a run of capitals and digits that is shaped like a Slack id: a
