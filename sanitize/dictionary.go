@@ -117,14 +117,24 @@ func (d *dictionary) span(s string, m match, fk *faker) span {
 	e := d.list[m.payload&^formMask]
 	fake := fk.fake(e.kind, e.value)
 	if foldCase(e.kind) {
-		switch found := s[m.start:m.end]; {
-		case found == strings.ToUpper(found) && found != strings.ToLower(found):
+		switch upper, lower := letterCase(s[m.start:m.end]); {
+		case upper && !lower:
 			fake = strings.ToUpper(fake)
-		case found == strings.ToLower(found) && e.kind != KindSlackID:
+		case lower && !upper && e.kind != KindSlackID:
 			fake = strings.ToLower(fake)
 		}
 	}
 	return span{m.start, m.end, inForm(fake, m.payload&formMask), e.kind, "learned"}
+}
+
+// letterCase reports whether s has upper-case and lower-case ASCII
+// letters.
+func letterCase(s string) (upper, lower bool) {
+	for i := 0; i < len(s); i++ {
+		upper = upper || 'A' <= s[i] && s[i] <= 'Z'
+		lower = lower || 'a' <= s[i] && s[i] <= 'z'
+	}
+	return upper, lower
 }
 
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")

@@ -42,13 +42,18 @@ const (
 // they would equal an original or another original's fake.
 type faker struct {
 	key        []byte
-	memo       map[string]string // kind \x00 original -> fake
-	taken      map[string]bool   // kind \x00 fake
+	memo       map[kindValue]string // original -> fake
+	taken      map[kindValue]bool   // fakes given out
 	isOriginal func(string) bool
 }
 
+type kindValue struct {
+	kind  Kind
+	value string
+}
+
 func newFaker(key []byte, isOriginal func(string) bool) *faker {
-	return &faker{key: key, memo: map[string]string{}, taken: map[string]bool{}, isOriginal: isOriginal}
+	return &faker{key: key, memo: map[kindValue]string{}, taken: map[kindValue]bool{}, isOriginal: isOriginal}
 }
 
 func (f *faker) sum(k Kind, v string, n int) []byte {
@@ -75,7 +80,7 @@ func (f *faker) digest(k Kind, v string) string {
 
 // fake returns the fake for the original v of kind k.
 func (f *faker) fake(k Kind, v string) string {
-	key := string(k) + "\x00" + v
+	key := kindValue{k, v}
 	if s, ok := f.memo[key]; ok {
 		return s
 	}
@@ -91,12 +96,12 @@ func (f *faker) fake(k Kind, v string) string {
 		if s == v || n > 100 { // a value that maps to itself (an empty one) ends here
 			break
 		}
-		if !f.taken[string(k)+"\x00"+s] && (f.isOriginal == nil || !f.isOriginal(s)) {
+		if !f.taken[kindValue{k, s}] && (f.isOriginal == nil || !f.isOriginal(s)) {
 			break
 		}
 	}
 	f.memo[key] = s
-	f.taken[string(k)+"\x00"+s] = true
+	f.taken[kindValue{k, s}] = true
 	return s
 }
 

@@ -184,18 +184,24 @@ func (m *matcher) check(s string, start int, ids []int32, found []match, trig fu
 // told of every trigger.
 func (m *matcher) find(s string, trig func(trigger, pos int)) []match {
 	var found []match
-	var t uint32
-	for i := 0; i < len(s); i++ {
-		t = (t<<8 | uint32(fold[s[i]])) & 0xFFFFFF
-		if m.hasBi && i >= 1 {
-			if b := t & 0xFFFF; m.bi[b>>6]&(1<<(b&63)) != 0 {
+	if m.hasBi {
+		// Needles of two bytes: parts of names, few and rare.
+		for i := 1; i < len(s); i++ {
+			b := uint32(fold[s[i-1]])<<8 | uint32(fold[s[i]])
+			if m.bi[(b>>6)&uint32(len(m.bi)-1)]&(1<<(b&63)) != 0 {
 				found = m.at(s, i-1, m.byBi[b], found, trig)
 			}
 		}
-		if i >= 2 {
-			if h := triHash(t); m.tri[h>>6]&(1<<(h&63)) != 0 {
-				found = m.at(s, i-2, m.byTri[t], found, trig)
-			}
+	}
+	if len(s) < 3 {
+		return leftmostLongest(found)
+	}
+	t := uint32(fold[s[0]])<<8 | uint32(fold[s[1]])
+	for i := 2; i < len(s); i++ {
+		t = (t<<8 | uint32(fold[s[i]])) & 0xFFFFFF
+		h := triHash(t)
+		if m.tri[(h>>6)&uint32(len(m.tri)-1)]&(1<<(h&63)) != 0 {
+			found = m.at(s, i-2, m.byTri[t], found, trig)
 		}
 	}
 	return leftmostLongest(found)

@@ -109,7 +109,8 @@ func (s *Sanitizer) Report() *Report {
 }
 
 // Learn reads the originals a document's known fields hold, without
-// rewriting it. It validates the document as recorded history.
+// rewriting it. It checks the shape of recorded history (version, surface,
+// rows with seq, type and payload); Sanitize finds malformed JSON.
 func (s *Sanitizer) Learn(doc []byte, file string) error {
 	_, err := s.learn(doc, file)
 	return err
@@ -134,10 +135,10 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	if meta, ok := s.learned[sum]; ok {
 		return meta, nil
 	}
+	// Whether the JSON is well formed is checked once, on the output
+	// (verify); a malformed input makes a malformed output, and Sanitize
+	// then says the input was at fault.
 	src := view(doc)
-	if !gjson.Valid(src) {
-		return nil, invalid(file, "", "malformed JSON")
-	}
 	root := gjson.Parse(src)
 	if !root.IsObject() {
 		return nil, invalid(file, "", "the top level must be a JSON object")
@@ -346,6 +347,9 @@ func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
 	src := view(doc)
 	out, kept := s.rewrite(src, meta.stamp)
 	if hits := s.verify(view(out)); len(hits) > 0 {
+		if !gjson.Valid(src) {
+			return nil, invalid(file, "", "malformed JSON")
+		}
 		return nil, &LeakError{File: file, Hits: hits}
 	}
 	s.report.add(s.counts(src, kept), len(doc), len(out), len(meta.rows))
