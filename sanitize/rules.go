@@ -161,11 +161,15 @@ type tries struct {
 	document   *ruleTrie
 	identities *ruleTrie
 	byType     map[string]*ruleTrie
+	topKeys    map[string]bool // the row fields any event rule starts at
 }
 
 func newTries(r *Rules) tries {
-	t := tries{document: trieOf(r.Document), identities: trieOf(r.Identities), byType: map[string]*ruleTrie{}}
-	for typ := range r.Events {
+	t := tries{document: trieOf(r.Document), identities: trieOf(r.Identities), byType: map[string]*ruleTrie{}, topKeys: map[string]bool{}}
+	for typ, list := range r.Events {
+		for _, rule := range list {
+			t.topKeys[strings.Split(rule.Path, ".")[0]] = true
+		}
 		if typ == "*" {
 			t.byType[typ] = trieOf(r.Events["*"])
 		} else {

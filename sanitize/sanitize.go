@@ -139,25 +139,34 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	// (verify); a malformed input makes a malformed output, and Sanitize
 	// then says the input was at fault.
 	src := view(doc)
-	root := gjson.Parse(src)
-	if !root.IsObject() {
+	if !strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
 		return nil, invalid(file, "", "the top level must be a JSON object")
 	}
-	var version, surface, events, exporter, identities gjson.Result
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	// The top-level fields, read in one pass that jumps over the events.
+	var version, surface, exporter, identities gjson.Result
+	var events string
+	var docFields []rowField
+	parse := func(value string, at int) gjson.Result {
+		r := gjson.Parse(value)
+		r.Index = at
+		return r
+	}
+	eachField(src, 0, func(key, value string, at int) {
+		switch key {
 		case "version":
-			version = v
+			version = parse(value, at)
 		case "surface":
-			surface = v
+			surface = parse(value, at)
 		case "events":
-			events = v
+			events = value
 		case "exporter":
-			exporter = v
+			exporter = parse(value, at)
 		case "identities":
-			identities = v
+			identities = parse(value, at)
 		}
-		return true
+		if s.tries.document.kids[key] != nil {
+			docFields = append(docFields, rowField{key, value})
+		}
 	})
 	if exporter.Get("sanitizer").Exists() && !s.force {
 		return nil, fmt.Errorf("%s: %w", orInput(file), ErrStamped)
@@ -167,60 +176,70 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 		return nil, invalid(file, "version", "must be 1, got %s", orMissing(version))
 	case surface.Str != "slack" && surface.Str != "web":
 		return nil, invalid(file, "surface", "must be \"slack\" or \"web\", got %s", orMissing(surface))
-	case !events.IsArray():
-		return nil, invalid(file, "events", "must be an array, got %s", orMissing(events))
+	case !strings.HasPrefix(events, "["):
+		return nil, invalid(file, "events", "must be an array, got %s", orMissing(gjson.Parse(events)))
 	}
-	s.learnTrie(root, s.tries.document, false)
+	for _, f := range docFields {
+		s.learnAt(gjson.Result{}, gjson.Parse(f.value), s.tries.document.kids[f.key], false)
+	}
 	identities.ForEach(func(_, id gjson.Result) bool {
 		s.learnTrie(id, s.tries.identities, true)
 		return true
 	})
 	meta := &docMeta{stamp: s.stampEdit(exporter, surface)}
 	var err error
-	var fields []rowField
-	events.ForEach(func(_, row gjson.Result) bool {
-		// One pass over the row's keys: what validation needs, and the
-		// fields some rule may start at.
-		var seq, typ, payload gjson.Result
-		fields = fields[:0]
-		isObject := row.IsObject()
-		if isObject {
-			row.ForEach(func(k, v gjson.Result) bool {
-				switch k.Str {
-				case "seq":
-					seq = v
-				case "type":
-					typ = v
-				case "payload":
-					payload = v
-				}
-				fields = append(fields, rowField{k.Str, v})
-				return true
-			})
+	eachElement(events, 0, func(start int) (end int) {
+		if err != nil {
+			return skipValue(events, start)
 		}
+		// One pass over the row's fields: what validation needs, and the
+		// fields some rule may start at.
+		var seq, typ, payload string
+		var fields []rowField
+		isObject := events[start] == '{'
+		if isObject {
+			end = eachField(events, start, func(key, value string, _ int) {
+				switch key {
+				case "seq":
+					seq = value
+				case "type":
+					typ = value
+				case "payload":
+					payload = value
+				}
+				if s.tries.topKeys[key] {
+					fields = append(fields, rowField{key, value})
+				}
+			})
+		} else {
+			end = skipValue(events, start)
+		}
+		seqN, seqErr := strconv.ParseInt(seq, 10, 64)
 		field := ""
 		switch {
 		case !isObject:
-		case seq.Type != gjson.Number || seq.Int() < 0 || strconv.FormatInt(seq.Int(), 10) != seq.Raw:
+		case seqErr != nil || seqN < 0:
 			field = "seq"
-		case typ.Type != gjson.String:
+		case !strings.HasPrefix(typ, `"`):
 			field = "type"
-		case !payload.IsObject():
+		case !strings.HasPrefix(payload, "{"):
 			field = "payload"
 		default:
-			meta.rows = append(meta.rows, rowMeta{seq.Int(), strings.Clone(typ.Str)})
-			if t := s.tries.events(typ.Str); t != nil {
+			typeName := gjson.Parse(typ).Str
+			meta.rows = append(meta.rows, rowMeta{seqN, strings.Clone(typeName)})
+			if t := s.tries.events(typeName); t != nil {
+				parent := gjson.Parse(events[start:end])
 				for _, f := range fields {
 					if kid := t.kids[f.key]; kid != nil {
-						s.learnAt(row, f.value, kid, false)
+						s.learnAt(parent, gjson.Parse(f.value), kid, false)
 					}
 				}
 			}
-			return true
+			return end
 		}
 		err = &history.RowError{File: file, Index: len(meta.rows), Seq: -1, Field: field,
 			Err: fmt.Errorf("%w: missing or of the wrong type", history.ErrInvalid)}
-		return false
+		return end
 	})
 	if err != nil {
 		return nil, err
@@ -234,29 +253,32 @@ func invalid(file, field, format string, args ...any) error {
 		Err: fmt.Errorf("%w: %s", history.ErrInvalid, fmt.Sprintf(format, args...))}
 }
 
-// rowField is one top-level field of a row.
+// rowField is one top-level field of a row, raw.
 type rowField struct {
 	key   string
-	value gjson.Result
+	value string
 }
 
 // learnTrie learns the values the rules of t name in v, visiting each
 // field once however many rules share its path.
 func (s *Sanitizer) learnTrie(v gjson.Result, t *ruleTrie, identity bool) {
-	if t == nil {
+	if t == nil || len(t.kids) == 0 {
 		return
 	}
-	for key, kid := range t.kids {
-		if key == "#" {
-			v.ForEach(func(_, item gjson.Result) bool {
-				s.learnAt(v, item, kid, identity)
-				return true
-			})
-			continue
-		}
-		if child := v.Get(gjson.Escape(key)); child.Exists() {
-			s.learnAt(v, child, kid, identity)
-		}
+	switch {
+	case t.kids["#"] != nil && v.IsArray():
+		kid := t.kids["#"]
+		v.ForEach(func(_, item gjson.Result) bool {
+			s.learnAt(v, item, kid, identity)
+			return true
+		})
+	case v.IsObject():
+		// One pass over the object's fields, jumping over the long ones.
+		eachField(v.Raw, 0, func(key, value string, _ int) {
+			if kid := t.kids[key]; kid != nil {
+				s.learnAt(v, gjson.Parse(value), kid, identity)
+			}
+		})
 	}
 }
 
