@@ -18,22 +18,15 @@ func skipSpace(s string, i int) int {
 
 // skipString returns the index after the JSON string that starts at s[i].
 func skipString(s string, i int) int {
-	j := i + 1
-	for {
-		k := strings.IndexByte(s[j:], '"')
-		if k < 0 {
-			return len(s)
-		}
-		j += k
-		n := 0
-		for b := j - 1; b > i && s[b] == '\\'; b-- {
-			n++
-		}
-		if n%2 == 0 {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
 			return j + 1
 		}
-		j++
 	}
+	return len(s)
 }
 
 // skipValue returns the index after the JSON value that starts at s[i].
