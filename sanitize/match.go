@@ -46,19 +46,24 @@ func (b *bucket) add(id int32, n *needle) {
 	}
 	i := slices.IndexFunc(b.long, func(l byLength) bool { return l.n == len(n.text) })
 	if i < 0 {
-		i = len(b.long)
-		b.long = append(b.long, byLength{len(n.text), map[uint64][]int32{}})
+		// Kept in increasing order of length, for at.
+		i, _ = slices.BinarySearchFunc(b.long, len(n.text), func(l byLength, n int) int { return l.n - n })
+		b.long = slices.Insert(b.long, i, byLength{len(n.text), map[uint64][]int32{}})
 	}
 	h := foldHash(n.text)
 	b.long[i].byHash[h] = append(b.long[i].byHash[h], id)
 }
 
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
 // foldHash is FNV-1a over the folded bytes of s.
 func foldHash(s string) uint64 {
-	h := uint64(14695981039346656037)
+	h := uint64(fnvOffset)
 	for i := 0; i < len(s); i++ {
-		h ^= uint64(fold[s[i]])
-		h *= 1099511628211
+		h = (h ^ uint64(fold[s[i]])) * fnvPrime
 	}
 	return h
 }
@@ -149,9 +154,19 @@ func (m *matcher) at(s string, start int, b *bucket, found []match, trig func(in
 	if b == nil {
 		return found
 	}
+	// The lengths are in increasing order: one hash, extended from one
+	// length to the next, serves them all.
+	h, hashed := uint64(fnvOffset), start
 	for _, l := range b.long {
-		if start+l.n <= len(s) {
-			found = m.check(s, start, l.byHash[foldHash(s[start:start+l.n])], found, trig)
+		end := start + l.n
+		if end > len(s) {
+			break
+		}
+		for ; hashed < end; hashed++ {
+			h = (h ^ uint64(fold[s[hashed]])) * fnvPrime
+		}
+		if ids := l.byHash[h]; ids != nil {
+			found = m.check(s, start, ids, found, trig)
 		}
 	}
 	return m.check(s, start, b.short, found, trig)

@@ -426,8 +426,7 @@ func resolve(src string, spans []span, nSecrets int) []span {
 		return sp.start < sp.end && !splitsEscape(src, sp.start) && src[sp.start:sp.end] != sp.repl
 	}
 	byStart := func(a, b span) int { return a.start - b.start }
-	secrets := slices.Clone(spans[:nSecrets])
-	others := slices.Clone(spans[nSecrets:])
+	secrets, others := spans[:nSecrets], spans[nSecrets:]
 	slices.SortStableFunc(secrets, byStart)
 	slices.SortStableFunc(others, byStart)
 	var kept, out []span
