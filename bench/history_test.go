@@ -209,10 +209,14 @@ func BenchmarkLoad(b *testing.B) {
 		truncate(b, target)
 		// \copy writes the rows as they are; the identity they reference
 		// and the conversation must exist first, as the loader creates them.
-		if _, err := target.Exec(ctx, `INSERT INTO junior_conversations (conversation_id) VALUES ('target');
-			INSERT INTO junior_identities (id, kind, provider, provider_subject_id)
-			VALUES ('00000000-0000-4000-8000-000000000001', 'user', 'slack', 'U0ADA00001')`); err != nil {
+		if _, err := target.Exec(ctx, `INSERT INTO junior_conversations (conversation_id) VALUES ('target')`); err != nil {
 			b.Fatal(err)
+		}
+		for _, id := range juniortest.Long(1).Identities {
+			if _, err := target.Exec(ctx, `INSERT INTO junior_identities (id, kind, provider, provider_subject_id)
+				VALUES ($1, $2, $3, $4)`, id.ID, id.Kind, id.Provider, id.ProviderSubjectID); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
 		wall, _ = measure(b, c.psql, "-X", "-q", targetURL, "-c", `\copy junior_conversation_events (conversation_id, `+cols+`) FROM '`+copyFile+`'`)
