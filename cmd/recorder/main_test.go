@@ -220,8 +220,22 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+func TestCA(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	r := recorder(t, "", "ca")
+	path := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !strings.HasSuffix(path, filepath.Join("agentvcr", "ca.pem")) {
+		t.Fatalf("ca: %+v", r)
+	}
+	pem := recorder(t, "", "ca", "--pem")
+	onDisk, err := os.ReadFile(path)
+	if pem.code != 0 || err != nil || pem.stdout != string(onDisk) || !strings.HasPrefix(pem.stdout, "-----BEGIN CERTIFICATE-----") {
+		t.Fatalf("ca --pem: %+v (%v)", pem, err)
+	}
+}
+
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range []string{"schema", "export", "load", "demo"} {
+	for _, cmd := range []string{"schema", "export", "load", "demo", "ca"} {
 		r := recorder(t, "", cmd, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: %+v", cmd, r)
