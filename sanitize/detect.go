@@ -3,6 +3,8 @@ package sanitize
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
 // span is one replacement in a string: bytes [start, end) become repl.
@@ -13,29 +15,9 @@ type span struct {
 	detector   string // what found it, for the report
 }
 
-// secretRule is one secret shape. Keywords are a cheap prefilter: the
-// regexp runs only on text that holds one of them.
-type secretRule struct {
-	name     string
-	keywords []string
-	re       *regexp.Regexp
-}
-
-// secretRules are the shapes of credentials an agent's conversations carry:
-// tokens pasted by people, found by tools, or echoed by the model. The
-// first rule that matches at a place names it.
-var secretRules = []secretRule{
-	{"slack-token", []string{"xox"}, regexp.MustCompile(`xox[abposre]-[0-9A-Za-z-]{10,}`)},
-	{"slack-app-token", []string{"xapp-"}, regexp.MustCompile(`xapp-\d-[0-9A-Za-z-]{10,}`)},
-	{"slack-webhook", []string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`)},
-	{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`)},
-	{"openai-key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
-	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`)},
-	{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`)},
-	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
-}
+// secretRules are the shapes of credentials, as the rest of agentvcr knows
+// them.
+var secretRules = secrets.Rules()
 
 // The triggers of the detectors that need a keyword in the text: the
 // secret rules by their index, then these.
@@ -49,7 +31,7 @@ const (
 func triggerNeedles() []needle {
 	var n []needle
 	for i, rule := range secretRules {
-		for _, kw := range rule.keywords {
+		for _, kw := range rule.Keywords {
 			n = append(n, needle{text: kw, payload: i, trigger: true})
 		}
 	}
@@ -65,9 +47,9 @@ func triggerNeedles() []needle {
 func secretSpans(s string, trig map[int][]int, f *faker, out []span) []span {
 	for i, rule := range secretRules {
 		for _, w := range windows(trig[i], 40, 64<<10, len(s)) {
-			for _, loc := range rule.re.FindAllStringIndex(s[w[0]:w[1]], -1) {
+			for _, loc := range rule.Re.FindAllStringIndex(s[w[0]:w[1]], -1) {
 				start, end := w[0]+loc[0], w[0]+loc[1]
-				out = append(out, span{start, end, f.secret(rule.name, s[start:end]), KindSecret, "secret:" + rule.name})
+				out = append(out, span{start, end, f.secret(rule.Name, s[start:end]), KindSecret, "secret:" + rule.Name})
 			}
 		}
 	}
@@ -87,25 +69,6 @@ func windows(pos []int, before, after, n int) [][2]int {
 		w = append(w, [2]int{lo, hi})
 	}
 	return w
-}
-
-// hasSecret reports the name of the first secret shape in s, or "".
-func hasSecret(s string) string {
-	for _, rule := range secretRules {
-		if containsAny(s, rule.keywords) && rule.re.MatchString(s) {
-			return rule.name
-		}
-	}
-	return ""
-}
-
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // emailSpans finds the email addresses around each @, outside the reserved

@@ -1,9 +1,10 @@
 package sanitize
 
 import (
-	"github.com/tidwall/gjson"
 	"os"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func BenchmarkScanFind(b *testing.B) {

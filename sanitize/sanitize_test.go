@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
+	"github.com/agentvcr/agentvcr/internal/secrets"
 	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
@@ -240,7 +241,7 @@ func TestSecretsBecomePlaceholders(t *testing.T) {
 			t.Errorf("no placeholder for %s", rule)
 		}
 	}
-	if got := hasSecret(out); got != "" {
+	if got := secrets.First(out); got != "" {
 		t.Errorf("output still has a %s shape", got)
 	}
 	if findings, err := Check([]byte(out), "out"); err != nil || len(findings) != 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
 // ErrLeak is matched by the error of a Sanitize that found personal data or
@@ -143,7 +145,7 @@ func Check(doc []byte, file string) ([]Finding, error) {
 					Problem: "email address outside the reserved domains (example.com, .example, .test, .invalid)"})
 			}
 		}
-		if rule := hasSecret(str); rule != "" {
+		if rule := secrets.First(str); rule != "" {
 			found = append(found, Finding{File: file, Seq: w.seq, Path: w.where(), Problem: "secret shape: " + rule})
 		}
 	}}
