@@ -10,7 +10,7 @@ func TestFindEachFamily(t *testing.T) {
 	tests := map[string]string{
 		"slack-token":     "xoxb-" + strings.Repeat("1", 12) + "-" + strings.Repeat("a", 24),
 		"slack-app-token": "xapp-1-A0" + strings.Repeat("B", 12),
-		"slack-webhook":   "https://hooks.slack.com/services/T0" + strings.Repeat("X", 20),
+		"slack-webhook":   "hooks.slack.com/services/T0" + strings.Repeat("X", 20),
 		"anthropic-key":   "sk-ant-api03-" + strings.Repeat("q", 40),
 		"openai-key":      "sk-proj-" + strings.Repeat("r", 40),
 		"github-token":    "ghp_" + strings.Repeat("s", 36),
