@@ -175,3 +175,23 @@ func TestIndexOrderAndMiss(t *testing.T) {
 		t.Fatalf("nearest %+v; want id 2 differing in body.messages", got)
 	}
 }
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("version: 2\ninteractions:\n  - id: 0\n    request: {method: GET, url: 'https://x'}\n    response: {body: abc}\n    agentvcr_chunks: [{end: 3}]\n"))
+	f.Add([]byte("version: 2\ninteractions: []\n"))
+	f.Add([]byte("version: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Decode(strings.NewReader(string(data)), "fuzz")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+			return
+		}
+		for _, in := range c.Interactions {
+			for _, ch := range in.Chunks {
+				_ = in.Response.Body[:ch.End]
+			}
+		}
+	})
+}

@@ -1,9 +1,9 @@
 package cassette
 
 import (
-	"slices"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
