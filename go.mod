@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/elazarl/goproxy v1.9.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -20,5 +21,6 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
+	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

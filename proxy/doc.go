@@ -1,0 +1,23 @@
+// Package proxy is agentvcr's recording proxy: an HTTPS man-in-the-middle
+// proxy (goproxy, with agentvcr's own CA from package proxy/ca) that an
+// agent under test sends its model, Slack and web traffic through with
+// HTTPS_PROXY. It records what goes live and replays it on the next run,
+// streams included: a recorded response is teed to the agent as it
+// arrives, never buffered, and a replayed one is sent in its original
+// chunks.
+//
+// Only the origins on the allow list are reached; any other is refused
+// with 403, or tunnelled untouched when configured. Each request meets the
+// first rule that matches it, which sets its mode:
+//
+//   - auto: replay a recording, or go live and record;
+//   - replay: replay a recording, or answer 412 with the nearest recording
+//     and the parts that differ; nothing goes live;
+//   - record: go live and record again;
+//   - passthrough: go live and write nothing.
+//
+// Every response carries X-Agentvcr: replayed, recorded, live, missed or
+// passthrough. Recordings go to go-vcr v3 cassettes (package
+// proxy/cassette), one file per rule, redacted and secret-scanned before
+// they are written; 429 and 5xx responses are never recorded.
+package proxy

@@ -1,0 +1,540 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/agentvcr/agentvcr/proxy/ca"
+	"github.com/agentvcr/agentvcr/proxy/cassette"
+)
+
+// Mode says what the proxy does with a request.
+type Mode string
+
+// The modes.
+const (
+	ModeAuto        Mode = "auto"
+	ModeReplay      Mode = "replay"
+	ModeRecord      Mode = "record"
+	ModePassthrough Mode = "passthrough"
+)
+
+// ParseMode returns the mode named s.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeAuto, ModeReplay, ModeRecord, ModePassthrough:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mode %q: use auto, replay, record or passthrough", s)
+}
+
+// Header is the response header that says what the proxy did.
+const Header = "X-Agentvcr"
+
+// Rule matches requests and says how to record and replay them.
+type Rule struct {
+	// Name names the rule's cassette: <Dir>/<Name>.yaml.
+	Name string `json:"name"`
+	// Method, URLPrefix and Headers (exact values, names in any case)
+	// must all match when set.
+	Method    string            `json:"method,omitempty"`
+	URLPrefix string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// KeyHeaders are request headers that are part of the key.
+	KeyHeaders []string `json:"keyHeaders,omitempty"`
+	// Mode overrides the proxy's mode for this rule.
+	Mode Mode `json:"mode,omitempty"`
+}
+
+func (r *Rule) matches(req *http.Request) bool {
+	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
+		return false
+	}
+	if r.URLPrefix != "" && !strings.HasPrefix(req.URL.String(), r.URLPrefix) {
+		return false
+	}
+	for name, want := range r.Headers {
+		if req.Header.Get(name) != want {
+			return false
+		}
+	}
+	return true
+}
+
+// Timing says how fast a replayed stream is sent.
+type Timing struct {
+	// Scale multiplies the recorded delays between chunks: 0 sends them
+	// at once (fast), 1 as they came (realtime).
+	Scale float64
+}
+
+// Proxy records and replays the HTTPS traffic of an agent. Set the fields,
+// then serve it; it must not be changed while serving.
+type Proxy struct {
+	// CA signs the certificates the proxy shows the agent. Required: the
+	// proxy never uses goproxy's built-in CA, whose key is public.
+	CA *ca.Authority
+	// Allow lists the origins (scheme://host[:port]) the proxy reaches.
+	Allow []string
+	// PassthroughUnlisted tunnels other origins untouched instead of
+	// refusing them.
+	PassthroughUnlisted bool
+	// Rules are tried in order; a request no rule matches passes through.
+	Rules []Rule
+	// Mode is the mode of rules that set none; empty means auto.
+	Mode Mode
+	// Dir holds the cassettes.
+	Dir string
+	// Upstream sends live requests; nil means a transport that verifies
+	// certificates against the system roots and ignores proxy settings
+	// in the environment (the proxy must not send its traffic to itself).
+	Upstream http.RoundTripper
+	// Timing paces replayed streams.
+	Timing Timing
+	// MaxRecord caps the recorded copy of one response body; a longer
+	// response streams to the agent whole and is not recorded. 0 means
+	// 32 MiB.
+	MaxRecord int
+	// Log, if set, gets one line per request.
+	Log *log.Logger
+
+	once    sync.Once
+	initErr error
+	server  *goproxy.ProxyHttpServer
+	mu      sync.Mutex
+	rules   map[string]*ruleState
+	stats   Stats
+	misses  []MissReport
+}
+
+type ruleState struct {
+	rule     Rule
+	matcher  *cassette.Matcher
+	index    *cassette.Index
+	cassette *cassette.Cassette
+	path     string
+}
+
+// Stats counts what the proxy did.
+type Stats struct {
+	Replayed    int `json:"replayed"`
+	Recorded    int `json:"recorded"`
+	Missed      int `json:"missed"`
+	Live        int `json:"live"`
+	Passthrough int `json:"passthrough"`
+	Refused     int `json:"refused"`
+}
+
+// MissReport is one replay miss, for the 412 body and GET /v1/misses.
+type MissReport struct {
+	Rule   string `json:"rule"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	cassette.Miss
+}
+
+// ErrBuiltinCA is returned by a proxy configured without its own CA.
+var ErrBuiltinCA = errors.New("proxy: no CA: goproxy's built-in CA has a public key; load agentvcr's with ca.Load")
+
+func (p *Proxy) init() error {
+	p.once.Do(func() { p.initErr = p.setup() })
+	return p.initErr
+}
+
+func (p *Proxy) setup() error {
+	if p.CA == nil {
+		return ErrBuiltinCA
+	}
+	if p.Mode == "" {
+		p.Mode = ModeAuto
+	}
+	if p.MaxRecord == 0 {
+		p.MaxRecord = 32 << 20
+	}
+	if p.Upstream == nil {
+		p.Upstream = &http.Transport{
+			Proxy:               nil,
+			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+			ForceAttemptHTTP2:   true,
+			MaxIdleConnsPerHost: 16,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	p.rules = map[string]*ruleState{}
+	for _, r := range p.Rules {
+		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders}, index: cassette.NewIndex(),
+			cassette: &cassette.Cassette{Version: cassette.FormatVersion}, path: filepath.Join(p.Dir, r.Name+".yaml")}
+		if c, err := cassette.Load(st.path); err == nil {
+			st.cassette = c
+			for _, in := range c.Interactions {
+				st.index.Add(st.matcher, in)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		p.rules[r.Name] = st
+	}
+	gp := goproxy.NewProxyHttpServer()
+	gp.Tr = nil
+	gp.ConnectDial = func(network, addr string) (net.Conn, error) { return (&net.Dialer{}).Dial(network, addr) }
+	gp.Logger = log.New(io.Discard, "", 0)
+	gp.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+		if !p.allowed("https://"+host) && p.PassthroughUnlisted {
+			p.count(func(s *Stats) { s.Passthrough++ })
+			return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+		}
+		// Unlisted origins are intercepted too, so that the refusal can
+		// be an HTTP response that says what to do.
+		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+			return p.CA.TLSConfig(stripPort(host)), nil
+		}}, host
+	})
+	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		if o := origin(req.URL); !p.allowed(o) {
+			if p.PassthroughUnlisted {
+				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+					return p.live(r, "passthrough")
+				})
+				return req, nil
+			}
+			p.count(func(s *Stats) { s.Refused++ })
+			return req, p.text(req, http.StatusForbidden, "", fmt.Sprintf(
+				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
+		}
+		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+			return p.roundTrip(r)
+		})
+		return req, nil
+	})
+	p.server = gp
+	return nil
+}
+
+// ServeHTTP serves the proxy.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := p.init(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	p.server.ServeHTTP(w, r)
+}
+
+// Start checks the configuration and loads the cassettes; ServeHTTP calls
+// it too.
+func (p *Proxy) Start() error { return p.init() }
+
+// Stats returns a snapshot of the counts.
+func (p *Proxy) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+// Misses returns the replay misses so far.
+func (p *Proxy) Misses() []MissReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]MissReport(nil), p.misses...)
+}
+
+func (p *Proxy) count(f func(*Stats)) {
+	p.mu.Lock()
+	f(&p.stats)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) allowed(o string) bool {
+	for _, a := range p.Allow {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) || strings.EqualFold(strings.TrimSuffix(a, "/"), strings.TrimSuffix(o, ":443")) {
+			return true
+		}
+	}
+	return false
+}
+
+func origin(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+func stripPort(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return host
+}
+
+func (p *Proxy) rule(req *http.Request) *ruleState {
+	for _, r := range p.Rules {
+		if r.matches(req) {
+			return p.rules[r.Name]
+		}
+	}
+	return nil
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.Log != nil {
+		p.Log.Printf(format, args...)
+	}
+}
+
+// roundTrip handles one allowed request.
+func (p *Proxy) roundTrip(req *http.Request) (*http.Response, error) {
+	st := p.rule(req)
+	if st == nil {
+		return p.live(req, "passthrough")
+	}
+	mode := st.rule.Mode
+	if mode == "" {
+		mode = p.Mode
+	}
+	if mode == ModePassthrough {
+		return p.live(req, "passthrough")
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return p.text(req, http.StatusBadRequest, "", "agentvcr proxy: cannot read the request body: "+err.Error()+"\n"), nil
+	}
+	creq := captured(req, body)
+	key, parts := st.matcher.Key(&creq)
+	if mode == ModeAuto || mode == ModeReplay {
+		if in, ok := st.index.Next(key); ok {
+			p.count(func(s *Stats) { s.Replayed++ })
+			p.logf("replayed %s %s (%s #%d)", req.Method, req.URL, st.rule.Name, in.ID)
+			return p.replay(req, st, in, &creq), nil
+		}
+		if mode == ModeReplay {
+			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: req.URL.String(), Miss: st.index.Nearest(parts)}
+			p.mu.Lock()
+			p.stats.Missed++
+			if len(p.misses) < 500 {
+				p.misses = append(p.misses, miss)
+			}
+			p.mu.Unlock()
+			p.logf("missed %s %s (%s): nearest #%d differs in %v", req.Method, req.URL, st.rule.Name, miss.NearestID, miss.Differ)
+			b, _ := json.MarshalIndent(map[string]any{"error": "agentvcr proxy: no recording matches this request, and the mode is replay: nothing went live", "miss": miss}, "", "  ")
+			return p.text(req, http.StatusPreconditionFailed, "missed", string(b)+"\n"), nil
+		}
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	resp, err := p.upstream(req)
+	if err != nil {
+		return p.upstreamError(req, err), nil
+	}
+	resp.Header.Set(Header, "recorded")
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		resp.Header.Set(Header, "live")
+		p.count(func(s *Stats) { s.Live++ })
+		return resp, nil
+	}
+	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, done: func(t *tee) {
+		p.record(st, &creq, resp, t)
+	}}
+	return resp, nil
+}
+
+// live sends a request upstream and says so.
+func (p *Proxy) live(req *http.Request, what string) (*http.Response, error) {
+	resp, err := p.upstream(req)
+	if err != nil {
+		return p.upstreamError(req, err), nil
+	}
+	resp.Header.Set(Header, what)
+	p.count(func(s *Stats) {
+		if what == "passthrough" {
+			s.Passthrough++
+		} else {
+			s.Live++
+		}
+	})
+	return resp, nil
+}
+
+func (p *Proxy) upstream(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.RequestURI = ""
+	return p.Upstream.RoundTrip(out)
+}
+
+// upstreamError answers for an upstream that failed: 504 when it timed
+// out, 502 otherwise, with the reason.
+func (p *Proxy) upstreamError(req *http.Request, err error) *http.Response {
+	status := http.StatusBadGateway
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		status = http.StatusGatewayTimeout
+	}
+	p.count(func(s *Stats) { s.Live++ })
+	return p.text(req, status, "live", fmt.Sprintf("agentvcr proxy: upstream %s failed: %v\n", origin(req.URL), err))
+}
+
+func (p *Proxy) text(req *http.Request, status int, what, body string) *http.Response {
+	ct := "text/plain; charset=utf-8"
+	if strings.HasPrefix(body, "{") {
+		ct = "application/json"
+	}
+	resp := goproxy.NewResponse(req, ct, status, body)
+	if what != "" {
+		resp.Header.Set(Header, what)
+	}
+	return resp
+}
+
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
+}
+
+func captured(req *http.Request, body []byte) cassette.Request {
+	c := cassette.Request{Method: req.Method, URL: req.URL.String(), Host: req.URL.Host, Body: string(body), Headers: req.Header.Clone()}
+	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		c.Form, _ = url.ParseQuery(string(body))
+	}
+	return c
+}
+
+// tee passes a response body through while it keeps a copy, capped, with
+// the time each chunk arrived; done runs once at the end of a body read
+// whole.
+type tee struct {
+	io.ReadCloser
+	start  time.Time
+	max    int
+	buf    bytes.Buffer
+	chunks []cassette.Chunk
+	over   bool
+	ended  bool
+	done   func(*tee)
+}
+
+func (t *tee) Read(b []byte) (int, error) {
+	n, err := t.ReadCloser.Read(b)
+	if n > 0 && !t.over {
+		if t.buf.Len()+n > t.max {
+			t.over = true
+			t.buf.Reset()
+			t.chunks = nil
+		} else {
+			t.buf.Write(b[:n])
+			t.chunks = append(t.chunks, cassette.Chunk{End: t.buf.Len(), After: time.Since(t.start).Milliseconds()})
+		}
+	}
+	if err == io.EOF && !t.ended {
+		t.ended = true
+		if !t.over {
+			t.done(t)
+		}
+	}
+	return n, err
+}
+
+// record keeps an interaction whose response was read whole, and writes
+// the rule's cassette.
+func (p *Proxy) record(st *ruleState, creq *cassette.Request, resp *http.Response, t *tee) {
+	body := st.matcher.Template(t.buf.String(), st.matcher.RequestValues(creq))
+	headers := resp.Header.Clone()
+	headers.Del(Header)
+	in := &cassette.Interaction{Request: *creq, Rule: st.rule.Name, Chunks: t.chunks,
+		Response: cassette.Response{Code: resp.StatusCode, Status: resp.Status, Headers: headers, Body: body}}
+	if len(body) != t.buf.Len() {
+		in.Chunks = nil // templated values changed the length
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in.ID = len(st.cassette.Interactions)
+	st.cassette.Interactions = append(st.cassette.Interactions, in)
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		p.logf("cannot write %s: %v", st.path, err)
+		return
+	}
+	if err := st.cassette.Save(st.path); err != nil {
+		st.cassette.Interactions = st.cassette.Interactions[:len(st.cassette.Interactions)-1]
+		p.logf("not recorded: %v", err)
+		return
+	}
+	st.index.Add(st.matcher, in)
+	p.stats.Recorded++
+	p.logf("recorded %s %s (%s #%d)", creq.Method, creq.URL, st.rule.Name, in.ID)
+}
+
+// replay answers with a recording: its chunks as they were, paced by
+// Timing, and this run's values in place of the request's old ones.
+func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interaction, creq *cassette.Request) *http.Response {
+	body := cassette.Fill(in.Response.Body, st.matcher.RequestValues(creq))
+	header := in.Response.Headers.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Del("Content-Length")
+	header.Del("Connection")
+	header.Set(Header, "replayed")
+	chunks := in.Chunks
+	if len(body) != len(in.Response.Body) || len(chunks) == 0 {
+		chunks = []cassette.Chunk{{End: len(body)}}
+	}
+	status := in.Response.Status
+	if status == "" {
+		status = fmt.Sprintf("%d %s", in.Response.Code, http.StatusText(in.Response.Code))
+	}
+	return &http.Response{
+		Status: status, StatusCode: in.Response.Code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: header, ContentLength: -1, Request: req,
+		Body: &chunkReader{ctx: req.Context(), body: body, chunks: chunks, scale: p.Timing.Scale, start: time.Now()},
+	}
+}
+
+// chunkReader serves a recorded body in its chunks: one Read, one chunk,
+// each at its recorded time scaled.
+type chunkReader struct {
+	ctx    context.Context
+	body   string
+	chunks []cassette.Chunk
+	scale  float64
+	start  time.Time
+	pos    int
+	next   int
+}
+
+func (c *chunkReader) Read(b []byte) (int, error) {
+	if c.next >= len(c.chunks) {
+		return 0, io.EOF
+	}
+	ch := c.chunks[c.next]
+	if c.scale > 0 {
+		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
+		if wait := time.Until(due); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-c.ctx.Done():
+				return 0, c.ctx.Err()
+			}
+		}
+	}
+	n := copy(b, c.body[c.pos:ch.End])
+	c.pos += n
+	if c.pos >= ch.End {
+		c.next++
+	}
+	return n, nil
+}
+
+func (c *chunkReader) Close() error { return nil }

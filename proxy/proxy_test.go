@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/ca"
+	"github.com/agentvcr/agentvcr/proxy/cassette"
+)
+
+// rig is an upstream TLS server, a proxy in front of it, and a client that
+// trusts only the proxy's CA.
+type rig struct {
+	upstream *httptest.Server
+	hits     atomic.Int64
+	proxy    *Proxy
+	client   *http.Client
+	sent     chan time.Time // when the SSE upstream sent each event
+}
+
+func newRig(t *testing.T, mode Mode, dir string) *rig {
+	t.Helper()
+	r := &rig{sent: make(chan time.Time, 100)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"echo":%q,"auth":%q}`, b, req.Header.Get("Authorization"))
+	})
+	mux.HandleFunc("/v1/stream", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 5; i++ {
+			if i > 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			fmt.Fprintf(w, "event: delta\ndata: {\"n\":%d}\n\n", i)
+			w.(http.Flusher).Flush()
+			r.sent <- time.Now()
+		}
+	})
+	mux.HandleFunc("/v1/fail", func(w http.ResponseWriter, req *http.Request) {
+		http.Error(w, `{"type":"error","error":{"type":"overloaded_error"}}`, 529)
+	})
+	mux.HandleFunc("/v1/reset", func(w http.ResponseWriter, req *http.Request) {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	})
+	r.upstream = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.hits.Add(1)
+		mux.ServeHTTP(w, req)
+	}))
+	t.Cleanup(r.upstream.Close)
+
+	authority, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream := r.upstream.Client().Transport.(*http.Transport).Clone()
+	upstream.Proxy = nil
+	upstream.ResponseHeaderTimeout = 2 * time.Second
+	r.proxy = &Proxy{CA: authority, Allow: []string{r.upstream.URL}, Mode: mode, Dir: dir, Upstream: upstream,
+		Rules: []Rule{{Name: "model", URLPrefix: r.upstream.URL + "/v1/"}}}
+	if err := r.proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(r.proxy)
+	t.Cleanup(front.Close)
+	proxyURL, _ := url.Parse(front.URL)
+	roots := x509.NewCertPool()
+	roots.AddCert(authority.Cert)
+	r.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	t.Cleanup(r.client.CloseIdleConnections)
+	return r
+}
+
+func (r *rig) post(t *testing.T, path, body string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", r.upstream.URL+path, strings.NewReader(body))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestRecordThenReplayWithUpstreamGone(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, ModeAuto, dir)
+	resp, body := r.post(t, "/v1/messages", `{"prompt":"hi","id":"3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b"}`)
+	if resp.Header.Get(Header) != "recorded" || !strings.Contains(body, "echo") {
+		t.Fatalf("first request: %s %q", resp.Header.Get(Header), body)
+	}
+	// The upstream goes away; a new proxy reads the cassette from disk.
+	r.upstream.Close()
+	hits := r.hits.Load()
+	p2 := &Proxy{CA: r.proxy.CA, Allow: r.proxy.Allow, Rules: r.proxy.Rules, Dir: dir, Mode: ModeReplay}
+	front := httptest.NewServer(p2)
+	defer front.Close()
+	proxyURL, _ := url.Parse(front.URL)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL),
+		TLSClientConfig: r.client.Transport.(*http.Transport).TLSClientConfig}}
+	defer client.CloseIdleConnections()
+	req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/messages", strings.NewReader(`{"id":"00000000-1111-4222-8333-444444444444","prompt":"hi"}`))
+	resp2, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	body2 := string(b2)
+	// The recorded response echoed the request's UUID: the replay gives
+	// this run's back.
+	want := strings.Replace(body, "3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b", "00000000-1111-4222-8333-444444444444", 1)
+	if resp2.Header.Get(Header) != "replayed" || body2 != want || r.hits.Load() != hits {
+		t.Fatalf("replay: %s %q; want %q (upstream hits %d -> %d)", resp2.Header.Get(Header), body2, want, hits, r.hits.Load())
+	}
+	if resp2.Close {
+		t.Fatal("a replayed response closed the connection")
+	}
+}
+
+func TestReplayMissIs412AndNothingGoesLive(t *testing.T) {
+	r := newRig(t, ModeAuto, t.TempDir())
+	r.post(t, "/v1/messages", `{"prompt":"hi","model":"x"}`)
+	r.proxy.Mode = ModeReplay
+	hits := r.hits.Load()
+	resp, body := r.post(t, "/v1/messages", `{"prompt":"bye","model":"x"}`)
+	if resp.StatusCode != http.StatusPreconditionFailed || resp.Header.Get(Header) != "missed" || r.hits.Load() != hits {
+		t.Fatalf("miss: %d %s, upstream hits %d -> %d", resp.StatusCode, resp.Header.Get(Header), hits, r.hits.Load())
+	}
+	if !strings.Contains(body, `"body.prompt"`) || strings.Contains(body, `"body.model"`) || !strings.Contains(body, "nearestUrl") {
+		t.Fatalf("miss body: %s", body)
+	}
+	if m := r.proxy.Misses(); len(m) != 1 || m[0].Differ[0] != "body.prompt" {
+		t.Fatalf("misses %+v", m)
+	}
+}
+
+func TestStreamsArriveAsSent(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, ModeAuto, dir)
+	arrivals := func(mode string) []time.Duration {
+		req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/stream", strings.NewReader(`{"stream":true}`))
+		start := time.Now()
+		resp, err := r.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if got := resp.Header.Get(Header); got != mode {
+			t.Fatalf("X-Agentvcr %q; want %q", got, mode)
+		}
+		var at []time.Duration
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data:") {
+				at = append(at, time.Since(start))
+				if mode != "replayed" {
+					sent := <-r.sent
+					if lag := time.Since(sent); lag > 20*time.Millisecond {
+						t.Errorf("%s: event %d arrived %v after the upstream sent it", mode, len(at)-1, lag)
+					}
+				}
+			}
+		}
+		if len(at) != 5 {
+			t.Fatalf("%s: %d events; want 5", mode, len(at))
+		}
+		return at
+	}
+	arrivals("recorded")
+	r.proxy.Timing = Timing{Scale: 1}
+	at := arrivals("replayed")
+	for i := 1; i < len(at); i++ {
+		if gap := at[i] - at[i-1]; gap < 80*time.Millisecond || gap > 120*time.Millisecond {
+			t.Errorf("realtime replay: event %d came %v after the one before; want about 100ms", i, gap)
+		}
+	}
+	r.proxy.Timing = Timing{}
+	at = arrivals("replayed")
+	if at[4]-at[0] > 50*time.Millisecond {
+		t.Errorf("fast replay took %v", at[4]-at[0])
+	}
+	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
+	if err != nil || len(c.Interactions[0].Chunks) != 5 {
+		t.Fatalf("cassette: %v, %+v", err, c)
+	}
+}
+
+func TestCredentialsNeverWritten(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, ModeAuto, dir)
+	secret := "sk-proj-" + strings.Repeat("Z", 40)
+	resp, body := r.post(t, "/v1/messages?api_key=plain-key-123", `{"prompt":"hi"}`, "Authorization", "Bearer "+secret)
+	if resp.Header.Get(Header) != "recorded" || !strings.Contains(body, secret) {
+		t.Fatalf("the agent must still get the live response: %q", body)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "model.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{secret, "plain-key-123"} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("%q written to the cassette", s)
+		}
+	}
+	// The redacted recording still matches the next run's request.
+	r.proxy.Mode = ModeReplay
+	resp, _ = r.post(t, "/v1/messages?api_key=another-key", `{"prompt":"hi"}`, "Authorization", "Bearer other")
+	if resp.Header.Get(Header) != "replayed" {
+		t.Fatalf("redacted recording did not match: %s", resp.Header.Get(Header))
+	}
+}
+
+func TestRefusalsAndFailures(t *testing.T) {
+	r := newRig(t, ModeAuto, t.TempDir())
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write([]byte("no")) }))
+	defer other.Close()
+	resp, err := r.client.Get(other.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "--allow "+other.URL) {
+		t.Fatalf("unlisted origin: %d %q", resp.StatusCode, b)
+	}
+
+	resp, _ = r.post(t, "/v1/fail", `{}`)
+	if resp.StatusCode != 529 || resp.Header.Get(Header) != "live" {
+		t.Fatalf("overloaded: %d %s", resp.StatusCode, resp.Header.Get(Header))
+	}
+	if r.proxy.Stats().Recorded != 0 {
+		t.Fatal("a 5xx response was recorded")
+	}
+	resp, body := r.post(t, "/v1/reset", `{}`)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "upstream") {
+		t.Fatalf("reset: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestNoCARefused(t *testing.T) {
+	if err := (&Proxy{}).Start(); err != ErrBuiltinCA {
+		t.Fatalf("error %v; want ErrBuiltinCA", err)
+	}
+}
+
