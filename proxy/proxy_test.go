@@ -261,4 +261,3 @@ func TestNoCARefused(t *testing.T) {
 		t.Fatalf("error %v; want ErrBuiltinCA", err)
 	}
 }
-
