@@ -121,6 +121,7 @@ type Proxy struct {
 	rules   map[string]*ruleState
 	stats   Stats
 	misses  []MissReport
+	scope   *scope // the open test scope, if any
 }
 
 type ruleState struct {
@@ -343,8 +344,9 @@ func (p *Proxy) roundTrip(req *http.Request) (*http.Response, error) {
 		p.count(func(s *Stats) { s.Live++ })
 		return resp, nil
 	}
+	sc := p.currentScope()
 	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, done: func(t *tee) {
-		p.record(st, &creq, resp, t)
+		p.record(st, sc, &creq, resp, t)
 	}}
 	return resp, nil
 }
@@ -447,9 +449,10 @@ func (t *tee) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// record keeps an interaction whose response was read whole, and writes
-// the rule's cassette.
-func (p *Proxy) record(st *ruleState, creq *cassette.Request, resp *http.Response, t *tee) {
+// record keeps an interaction whose response was read whole. Outside a
+// test scope it writes the rule's cassette at once; inside one, the scope
+// keeps it until it ends.
+func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *http.Response, t *tee) {
 	body := st.matcher.Template(t.buf.String(), st.matcher.RequestValues(creq))
 	headers := resp.Header.Clone()
 	headers.Del(Header)
@@ -462,11 +465,19 @@ func (p *Proxy) record(st *ruleState, creq *cassette.Request, resp *http.Respons
 	defer p.mu.Unlock()
 	in.ID = len(st.cassette.Interactions)
 	st.cassette.Interactions = append(st.cassette.Interactions, in)
-	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
-		p.logf("cannot write %s: %v", st.path, err)
+	if sc != nil {
+		if sc.ended {
+			// The scope this request started in ended failed while the
+			// response streamed: its recordings are dropped.
+			st.cassette.Interactions = st.cassette.Interactions[:len(st.cassette.Interactions)-1]
+			return
+		}
+		sc.recorded = append(sc.recorded, scoped{st, in})
+		st.index.Add(st.matcher, in)
+		p.stats.Recorded++
 		return
 	}
-	if err := st.cassette.Save(st.path); err != nil {
+	if err := p.save(st); err != nil {
 		st.cassette.Interactions = st.cassette.Interactions[:len(st.cassette.Interactions)-1]
 		p.logf("not recorded: %v", err)
 		return
@@ -474,6 +485,14 @@ func (p *Proxy) record(st *ruleState, creq *cassette.Request, resp *http.Respons
 	st.index.Add(st.matcher, in)
 	p.stats.Recorded++
 	p.logf("recorded %s %s (%s #%d)", creq.Method, creq.URL, st.rule.Name, in.ID)
+}
+
+// save writes a rule's cassette; the caller holds p.mu.
+func (p *Proxy) save(st *ruleState) error {
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return err
+	}
+	return st.cassette.Save(st.path)
 }
 
 // replay answers with a recording: its chunks as they were, paced by

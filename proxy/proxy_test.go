@@ -261,3 +261,84 @@ func TestNoCARefused(t *testing.T) {
 		t.Fatalf("error %v; want ErrBuiltinCA", err)
 	}
 }
+
+func TestScopes(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, ModeAuto, dir)
+	control := httptest.NewServer(r.proxy.Control("secret-token"))
+	defer control.Close()
+	call := func(method, path, body, token string) (int, string) {
+		req, _ := http.NewRequest(method, control.URL+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := call("GET", "/v1/stats", "", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if code, _ := call("POST", "/v1/scopes", `{}`, "secret-token"); code != http.StatusBadRequest {
+		t.Fatalf("no name: %d", code)
+	}
+	if code, _ := call("POST", "/v1/scopes", `{"name":"fails"}`, "secret-token"); code != http.StatusNoContent {
+		t.Fatalf("begin: %d", code)
+	}
+	r.post(t, "/v1/messages", `{"prompt":"failing test"}`)
+	code, body := call("POST", "/v1/scopes/fails/end", `{"passed":false}`, "secret-token")
+	if code != http.StatusOK || !strings.Contains(body, `"recorded":0`) {
+		t.Fatalf("end failed: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model.yaml")); !os.IsNotExist(err) {
+		t.Fatal("a failed scope wrote its recording")
+	}
+	call("POST", "/v1/scopes", `{"name":"passes"}`, "secret-token")
+	resp, _ := r.post(t, "/v1/messages", `{"prompt":"passing test"}`)
+	if resp.Header.Get(Header) != "recorded" {
+		t.Fatalf("in a scope: %s", resp.Header.Get(Header))
+	}
+	resp, _ = r.post(t, "/v1/messages", `{"prompt":"passing test"}`)
+	if resp.Header.Get(Header) != "replayed" {
+		t.Fatalf("a scope's recording must replay within it: %s", resp.Header.Get(Header))
+	}
+	if code, _ := call("POST", "/v1/scopes/other/end", `{"passed":true}`, "secret-token"); code != http.StatusConflict {
+		t.Fatalf("ending another scope: %d", code)
+	}
+	code, body = call("POST", "/v1/scopes/passes/end", `{"passed":true}`, "secret-token")
+	if code != http.StatusOK || !strings.Contains(body, `"recorded":1`) {
+		t.Fatalf("end passed: %d %s", code, body)
+	}
+	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
+	if err != nil || len(c.Interactions) != 1 || !strings.Contains(c.Interactions[0].Request.Body, "passing") {
+		t.Fatalf("cassette after a passed scope: %v %+v", err, c)
+	}
+	if code, body := call("GET", "/v1/stats", "", "secret-token"); code != http.StatusOK || !strings.Contains(body, `"recorded":1`) {
+		t.Fatalf("stats: %d %s", code, body)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	a, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	system := filepath.Join(t.TempDir(), "system.pem")
+	os.WriteFile(system, a.PEM(), 0o644)
+	t.Setenv("SSL_CERT_FILE", system)
+	env, err := Env("http://127.0.0.1:8899", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["HTTPS_PROXY"] != "http://127.0.0.1:8899" || env["NODE_EXTRA_CA_CERTS"] != a.CertPath || env["NODE_USE_ENV_PROXY"] != "1" {
+		t.Fatalf("env %v", env)
+	}
+	b, err := os.ReadFile(env["SSL_CERT_FILE"])
+	if err != nil || !strings.Contains(string(b), strings.TrimSpace(string(a.PEM()))) {
+		t.Fatalf("bundle: %v", err)
+	}
+}
