@@ -50,16 +50,16 @@ const Header = "X-Agentvcr"
 // Rule matches requests and says how to record and replay them.
 type Rule struct {
 	// Name names the rule's cassette: <Dir>/<Name>.yaml.
-	Name string `json:"name"`
+	Name string `json:"name" yaml:"name"`
 	// Method, URLPrefix and Headers (exact values, names in any case)
 	// must all match when set.
-	Method    string            `json:"method,omitempty"`
-	URLPrefix string            `json:"url,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Method    string            `json:"method,omitempty" yaml:"method"`
+	URLPrefix string            `json:"url,omitempty" yaml:"url"`
+	Headers   map[string]string `json:"headers,omitempty" yaml:"headers"`
 	// KeyHeaders are request headers that are part of the key.
-	KeyHeaders []string `json:"keyHeaders,omitempty"`
+	KeyHeaders []string `json:"keyHeaders,omitempty" yaml:"keyHeaders"`
 	// Mode overrides the proxy's mode for this rule.
-	Mode Mode `json:"mode,omitempty"`
+	Mode Mode `json:"mode,omitempty" yaml:"mode"`
 }
 
 func (r *Rule) matches(req *http.Request) bool {

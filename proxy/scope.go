@@ -105,3 +105,13 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	res.Recorded = 0
 	return res, nil
 }
+
+// OpenScope returns the name of the open test scope, or "".
+func (p *Proxy) OpenScope() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.scope == nil {
+		return ""
+	}
+	return p.scope.name
+}

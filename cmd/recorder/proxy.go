@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/proxy"
+	"github.com/agentvcr/agentvcr/proxy/ca"
+)
+
+type proxyFlags struct {
+	listen, control     string
+	mode                string
+	dir                 string
+	config              string
+	allow               []string
+	passthroughUnlisted bool
+	timing              string
+	caDir               string
+}
+
+func newProxyCmd(e *env) *cobra.Command {
+	var f proxyFlags
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Run the recording proxy an agent under test sends its HTTPS traffic through",
+		Long: `proxy runs an HTTPS man-in-the-middle proxy for the agent under test: it
+records what goes live and replays it on the next run, streams included, and
+refuses origins off its allow list. It prints one JSON line when it is ready:
+
+  {"proxy": URL, "control": URL, "token": T, "ca": PATH, "env": {NAME: VALUE}}
+
+(env is what the agent's process needs: HTTPS_PROXY, NODE_EXTRA_CA_CERTS,
+SSL_CERT_FILE and the like), then logs to stderr. SIGINT or SIGTERM ends an
+open test scope as failed, which writes nothing, and stops.
+
+Modes: auto (replay, or go live and record), replay (a miss gets 412 and
+nothing goes live), record (go live and record again), passthrough (go live,
+write nothing). The default is auto, or replay when $CI is set.`,
+		Example: `  recorder proxy --dir recordings/cassettes
+  recorder proxy --mode replay --allow https://api.example.com --timing realtime
+  recorder proxy --config proxy.yaml --listen 127.0.0.1:8899`,
+		Args: cli.Args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), cmd, e) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8899", "address of the proxy")
+	fl.StringVar(&f.control, "control", "127.0.0.1:0", "address of the control API (loopback only)")
+	fl.StringVar(&f.mode, "mode", "", "auto, replay, record or passthrough (default auto; replay when $CI is set)")
+	fl.StringVar(&f.dir, "dir", "recordings/cassettes", "directory of the cassettes")
+	fl.StringVar(&f.config, "config", "", "rules and allow list (YAML or JSON); replaces the defaults")
+	fl.StringArrayVar(&f.allow, "allow", nil, "also allow this origin (scheme://host[:port]); repeatable")
+	fl.BoolVar(&f.passthroughUnlisted, "passthrough-unlisted", false, "tunnel origins off the allow list untouched instead of refusing them")
+	fl.StringVar(&f.timing, "timing", "fast", "replayed streams: fast, realtime, or a factor of the recorded delays")
+	fl.StringVar(&f.caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
+	return cmd
+}
+
+func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
+	mode := proxy.ModeAuto
+	if e.getenv("CI") != "" {
+		mode = proxy.ModeReplay
+	}
+	if f.mode != "" {
+		m, err := proxy.ParseMode(f.mode)
+		if err != nil {
+			return nil, nil, cli.UsageError{Err: err}
+		}
+		mode = m
+	}
+	var timing proxy.Timing
+	switch f.timing {
+	case "fast":
+	case "realtime":
+		timing.Scale = 1
+	default:
+		x, err := strconv.ParseFloat(f.timing, 64)
+		if err != nil || x < 0 {
+			return nil, nil, cli.Usagef("--timing %q: use fast, realtime or a factor such as 0.5", f.timing)
+		}
+		timing.Scale = x
+	}
+	allow, rules, passthrough := proxy.DefaultAllow(), proxy.DefaultRules(), f.passthroughUnlisted
+	if f.config != "" {
+		c, err := proxy.LoadConfig(f.config)
+		if err != nil {
+			return nil, nil, cli.UsageError{Err: err}
+		}
+		allow, rules, passthrough = c.Allow, c.Rules, c.PassthroughUnlisted || passthrough
+	}
+	dir := f.caDir
+	if dir == "" {
+		var err error
+		if dir, err = ca.DefaultDir(); err != nil {
+			return nil, nil, err
+		}
+	}
+	authority, err := ca.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &proxy.Proxy{CA: authority, Allow: append(allow, f.allow...), PassthroughUnlisted: passthrough, Rules: rules,
+		Mode: mode, Dir: f.dir, Timing: timing, Log: log.New(e.stderr, "recorder proxy: ", log.LstdFlags)}, authority, nil
+}
+
+func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
+	p, authority, err := f.build(e)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	proxyLn, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", f.listen, err)
+	}
+	controlLn, err := net.Listen("tcp", f.control)
+	if err != nil {
+		proxyLn.Close()
+		return fmt.Errorf("listen %s: %w", f.control, err)
+	}
+	if !controlLn.Addr().(*net.TCPAddr).IP.IsLoopback() {
+		proxyLn.Close()
+		controlLn.Close()
+		return cli.Usagef("--control %s: the control API listens on loopback only", f.control)
+	}
+	tokenBytes := make([]byte, 24)
+	if _, err := rand.Read(tokenBytes); err != nil {
+		return err
+	}
+	token := hex.EncodeToString(tokenBytes)
+	proxyURL := "http://" + proxyLn.Addr().String()
+	environ, err := proxy.Env(proxyURL, authority)
+	if err != nil {
+		return err
+	}
+	servers := []*http.Server{{Handler: p}, {Handler: p.Control(token)}}
+	errs := make(chan error, 2)
+	for i, ln := range []net.Listener{proxyLn, controlLn} {
+		go func() { errs <- servers[i].Serve(ln) }()
+	}
+	ready, _ := json.Marshal(map[string]any{"proxy": proxyURL, "control": "http://" + controlLn.Addr().String(),
+		"token": token, "ca": authority.CertPath, "env": environ})
+	fmt.Fprintln(e.stdout, string(ready))
+
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		return err
+	}
+	// An interrupted test did not pass: its recordings are not written.
+	if name := p.OpenScope(); name != "" {
+		if _, err := p.EndScope(name, false); err != nil {
+			fmt.Fprintf(e.stderr, "recorder proxy: %v\n", err)
+		}
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	}
+	return nil
+}

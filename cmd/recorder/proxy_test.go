@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/ca"
+)
+
+func TestProxyCommandRecordsAndStops(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("CI", "")
+	other, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	system := filepath.Join(t.TempDir(), "roots.pem")
+	os.WriteFile(system, other.PEM(), 0o644)
+	t.Setenv("SSL_CERT_FILE", system)
+
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	defer upstream.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "proxy.yaml")
+	os.WriteFile(config, []byte("allow: ["+upstream.URL+"]\nrules:\n  - name: local\n    url: "+upstream.URL+"/\n"), 0o600)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--config", config, "--dir", filepath.Join(dir, "cassettes")},
+			strings.NewReader(""), pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v (%s)", err, stderr.String())
+	}
+	var ready struct {
+		Proxy, Control, Token, CA string
+		Env                       map[string]string
+	}
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		t.Fatalf("ready line %q: %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
+	if ready.Env["HTTPS_PROXY"] != ready.Proxy || ready.Env["NODE_EXTRA_CA_CERTS"] != ready.CA || len(ready.Token) < 32 {
+		t.Fatalf("ready %+v", ready)
+	}
+	proxyURL, _ := url.Parse(ready.Proxy)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	resp, err := client.Get(upstream.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	client.CloseIdleConnections()
+	if string(body) != "hello" || resp.Header.Get("X-Agentvcr") != "recorded" {
+		t.Fatalf("through the proxy: %q %s", body, resp.Header.Get("X-Agentvcr"))
+	}
+	req, _ := http.NewRequest("GET", ready.Control+"/v1/stats", nil)
+	req.Header.Set("Authorization", "Bearer "+ready.Token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("control API: %v", err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy did not stop")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cassettes", "local.yaml")); err != nil {
+		t.Fatalf("no cassette: %v", err)
+	}
+}
+
+func TestProxyCommandBadInput(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("rulez: []\n"), 0o600)
+	for _, args := range [][]string{
+		{"proxy", "--mode", "sideways"},
+		{"proxy", "--timing", "slow"},
+		{"proxy", "--config", bad},
+	} {
+		if r := recorder(t, "", args...); r.code != 2 {
+			t.Errorf("%v: exit %d (%s); want 2", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestEnvCommand(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	other, _ := ca.Load(t.TempDir())
+	system := filepath.Join(t.TempDir(), "roots.pem")
+	os.WriteFile(system, other.PEM(), 0o644)
+	t.Setenv("SSL_CERT_FILE", system)
+	r := recorder(t, "", "env", "--proxy", "http://127.0.0.1:9000")
+	if r.code != 0 || !strings.Contains(r.stdout, "export HTTPS_PROXY='http://127.0.0.1:9000'") || !strings.Contains(r.stdout, "export NODE_USE_ENV_PROXY='1'") {
+		t.Fatalf("env: %+v", r)
+	}
+}
