@@ -63,26 +63,34 @@ func newRig(t *testing.T, mode Mode, dir string) *rig {
 	}))
 	t.Cleanup(r.upstream.Close)
 
+	r.proxy, r.client = front(t, r.upstream, mode, dir, Rule{Name: "model", URLPrefix: r.upstream.URL + "/v1/"})
+	return r
+}
+
+// front puts a proxy in front of an upstream TLS server, with the given
+// rules, and returns it and a client that goes through it and trusts only
+// its CA.
+func front(t *testing.T, upstream *httptest.Server, mode Mode, dir string, rules ...Rule) (*Proxy, *http.Client) {
+	t.Helper()
 	authority, err := ca.Load(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	upstream := r.upstream.Client().Transport.(*http.Transport).Clone()
-	upstream.Proxy = nil
-	upstream.ResponseHeaderTimeout = 2 * time.Second
-	r.proxy = &Proxy{CA: authority, Allow: []string{r.upstream.URL}, Mode: mode, Dir: dir, Upstream: upstream,
-		Rules: []Rule{{Name: "model", URLPrefix: r.upstream.URL + "/v1/"}}}
-	if err := r.proxy.Start(); err != nil {
+	tr := upstream.Client().Transport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.ResponseHeaderTimeout = 2 * time.Second
+	p := &Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: mode, Dir: dir, Upstream: tr, Rules: rules}
+	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(r.proxy)
-	t.Cleanup(front.Close)
-	proxyURL, _ := url.Parse(front.URL)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	proxyURL, _ := url.Parse(srv.URL)
 	roots := x509.NewCertPool()
 	roots.AddCert(authority.Cert)
-	r.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	t.Cleanup(r.client.CloseIdleConnections)
-	return r
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	t.Cleanup(client.CloseIdleConnections)
+	return p, client
 }
 
 func (r *rig) post(t *testing.T, path, body string, headers ...string) (*http.Response, string) {
@@ -341,4 +349,12 @@ func TestEnv(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), strings.TrimSpace(string(a.PEM()))) {
 		t.Fatalf("bundle: %v", err)
 	}
+}
+
+func mustParse(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
