@@ -175,6 +175,9 @@ func (p *Proxy) setup() error {
 			ForceAttemptHTTP2:   true,
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     90 * time.Second,
+			// A model can think for minutes before its first byte; an
+			// upstream silent for longer than this is hung.
+			ResponseHeaderTimeout: 5 * time.Minute,
 		}
 	}
 	p.rules = map[string]*ruleState{}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,6 +28,7 @@ type rig struct {
 	hits     atomic.Int64
 	proxy    *Proxy
 	client   *http.Client
+	front    string         // URL of the proxy
 	sent     chan time.Time // when the SSE upstream sent each event
 }
 
@@ -53,6 +55,19 @@ func newRig(t *testing.T, mode Mode, dir string) *rig {
 	mux.HandleFunc("/v1/fail", func(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, `{"type":"error","error":{"type":"overloaded_error"}}`, 529)
 	})
+	mux.HandleFunc("/v1/hang", func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-req.Context().Done():
+		}
+	})
+	mux.HandleFunc("/v1/truncated", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: delta\ndata: {\"n\":0}\n\n")
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	})
 	mux.HandleFunc("/v1/reset", func(w http.ResponseWriter, req *http.Request) {
 		conn, _, _ := w.(http.Hijacker).Hijack()
 		conn.Close()
@@ -64,6 +79,8 @@ func newRig(t *testing.T, mode Mode, dir string) *rig {
 	t.Cleanup(r.upstream.Close)
 
 	r.proxy, r.client = front(t, r.upstream, mode, dir, Rule{Name: "model", URLPrefix: r.upstream.URL + "/v1/"})
+	u, _ := r.client.Transport.(*http.Transport).Proxy(&http.Request{URL: mustParse(r.upstream.URL)})
+	r.front = u.String()
 	return r
 }
 
@@ -261,6 +278,37 @@ func TestRefusalsAndFailures(t *testing.T) {
 	resp, body := r.post(t, "/v1/reset", `{}`)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "upstream") {
 		t.Fatalf("reset: %d %q", resp.StatusCode, body)
+	}
+	resp, body = r.post(t, "/v1/hang", `{}`)
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(body, "timeout") {
+		t.Fatalf("hang: %d %q", resp.StatusCode, body)
+	}
+
+	// A stream cut short reaches the agent as cut, and is not recorded.
+	req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/truncated", strings.NewReader(`{}`))
+	resp, err = r.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Fatal("a truncated stream read as whole")
+	}
+	if r.proxy.Stats().Recorded != 0 {
+		t.Fatal("a truncated stream was recorded")
+	}
+
+	// A request the proxy cannot parse.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.front, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "NOT A REQUEST\r\n\r\n")
+	status, _ := bufio.NewReader(conn).ReadString('\n')
+	if !strings.Contains(status, "400") {
+		t.Fatalf("malformed request: %q", status)
 	}
 }
 
