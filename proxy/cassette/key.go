@@ -20,15 +20,22 @@ import (
 type Value struct {
 	Name string
 	Re   *regexp.Regexp
+	// Hint, if set, says cheaply whether a text may hold the value, so
+	// that the expression runs only where it can match.
+	Hint func(string) bool
 }
+
+func (v *Value) mayMatch(s string) bool { return v.Hint == nil || v.Hint(s) }
 
 // DefaultValues are the changing values every rule knows: UUIDs, ISO 8601
 // times and Unix times in milliseconds.
 func DefaultValues() []Value {
 	return []Value{
-		{"uuid", regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)},
-		{"time", regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)},
-		{"epoch-ms", regexp.MustCompile(`\b1[5-9]\d{11}\b`)},
+		{"uuid", regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`),
+			func(s string) bool { return strings.Count(s, "-") >= 4 }},
+		{"time", regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`),
+			func(s string) bool { return strings.Contains(s, "T") && strings.Contains(s, ":") }},
+		{"epoch-ms", regexp.MustCompile(`\b1[5-9]\d{11}\b`), hasDigitRun(13)},
 	}
 }
 
@@ -80,9 +87,12 @@ func (m *Matcher) Key(r *Request) (string, []Part) {
 	return hex.EncodeToString(h.Sum(nil)[:16]), parts
 }
 
+// defaultValues are compiled once; they are never changed.
+var defaultValues = DefaultValues()
+
 func (m *Matcher) valueList() []Value {
 	if m.Values == nil {
-		return DefaultValues()
+		return defaultValues
 	}
 	return m.Values
 }
@@ -91,9 +101,28 @@ func (m *Matcher) valueList() []Value {
 // first value that matches wins.
 func (m *Matcher) values(s string) string {
 	for _, v := range m.valueList() {
-		s = v.Re.ReplaceAllLiteralString(s, "<<"+v.Name+">>")
+		if v.mayMatch(s) {
+			s = v.Re.ReplaceAllLiteralString(s, "<<"+v.Name+">>")
+		}
 	}
 	return s
+}
+
+// hasDigitRun returns a hint for values of n digits in a row.
+func hasDigitRun(n int) func(string) bool {
+	return func(s string) bool {
+		run := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] >= '0' && s[i] <= '9' {
+				if run++; run >= n {
+					return true
+				}
+			} else {
+				run = 0
+			}
+		}
+		return false
+	}
 }
 
 // RequestValues returns the changing values a request holds, by name, in
@@ -102,7 +131,9 @@ func (m *Matcher) RequestValues(r *Request) map[string][]string {
 	found := map[string][]string{}
 	for _, p := range m.rawParts(r) {
 		for _, v := range m.valueList() {
-			found[v.Name] = append(found[v.Name], v.Re.FindAllString(p, -1)...)
+			if v.mayMatch(p) {
+				found[v.Name] = append(found[v.Name], v.Re.FindAllString(p, -1)...)
+			}
 		}
 	}
 	return found
