@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -71,8 +72,12 @@ func recordThenReplay(t *testing.T, call func(t *testing.T, client *http.Client,
 	dir := t.TempDir()
 	p, client := front(t, up, ModeAuto, dir, Rule{Name: "all", URLPrefix: up.URL + "/"})
 	live := call(t, client, up.URL)
-	if p.Stats().Recorded != 1 {
-		t.Fatalf("recorded %d; want 1", p.Stats().Recorded)
+	// The proxy finishes reading the upstream's body (and records it) a
+	// moment after the client has what it wanted.
+	for deadline := time.Now().Add(2 * time.Second); p.Stats().Recorded != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded %d; want 1", p.Stats().Recorded)
+		}
 	}
 	up.Close()
 	before := hits.Load()

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -121,7 +122,8 @@ type Proxy struct {
 	rules   map[string]*ruleState
 	stats   Stats
 	misses  []MissReport
-	scope   *scope // the open test scope, if any
+	scope   *scope                  // the open test scope, if any
+	used    map[string]map[int]bool // rule -> ids of the interactions this run replayed or recorded
 }
 
 type ruleState struct {
@@ -320,6 +322,7 @@ func (p *Proxy) roundTrip(req *http.Request) (*http.Response, error) {
 	if mode == ModeAuto || mode == ModeReplay {
 		if in, ok := st.index.Next(key); ok {
 			p.count(func(s *Stats) { s.Replayed++ })
+			p.markUsed(st.rule.Name, in.ID)
 			p.logf("replayed %s %s (%s #%d)", req.Method, req.URL, st.rule.Name, in.ID)
 			return p.replay(req, st, in, &creq), nil
 		}
@@ -478,6 +481,7 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 		sc.recorded = append(sc.recorded, scoped{st, in})
 		st.index.Add(st.matcher, in)
 		p.stats.Recorded++
+		p.markUsedLocked(st.rule.Name, in.ID)
 		return
 	}
 	if err := p.save(st); err != nil {
@@ -487,7 +491,39 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 	}
 	st.index.Add(st.matcher, in)
 	p.stats.Recorded++
+	p.markUsedLocked(st.rule.Name, in.ID)
 	p.logf("recorded %s %s (%s #%d)", creq.Method, creq.URL, st.rule.Name, in.ID)
+}
+
+func (p *Proxy) markUsed(rule string, id int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.markUsedLocked(rule, id)
+}
+
+func (p *Proxy) markUsedLocked(rule string, id int) {
+	if p.used == nil {
+		p.used = map[string]map[int]bool{}
+	}
+	if p.used[rule] == nil {
+		p.used[rule] = map[int]bool{}
+	}
+	p.used[rule][id] = true
+}
+
+// Used returns, by rule, the ids of the interactions this run replayed or
+// recorded, sorted: what `recorder prune` keeps.
+func (p *Proxy) Used() map[string][]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]int{}
+	for rule, ids := range p.used {
+		for id := range ids {
+			out[rule] = append(out[rule], id)
+		}
+		slices.Sort(out[rule])
+	}
+	return out
 }
 
 // save writes a rule's cassette; the caller holds p.mu.

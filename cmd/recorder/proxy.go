@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
@@ -29,6 +31,7 @@ type proxyFlags struct {
 	passthroughUnlisted bool
 	timing              string
 	caDir               string
+	usedFile            string
 }
 
 func newProxyCmd(e *env) *cobra.Command {
@@ -65,6 +68,7 @@ write nothing). The default is auto, or replay when $CI is set.`,
 	fl.BoolVar(&f.passthroughUnlisted, "passthrough-unlisted", false, "tunnel origins off the allow list untouched instead of refusing them")
 	fl.StringVar(&f.timing, "timing", "fast", "replayed streams: fast, realtime, or a factor of the recorded delays")
 	fl.StringVar(&f.caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
+	fl.StringVar(&f.usedFile, "used-file", "", "on exit, write which recordings this run used, for recorder prune")
 	return cmd
 }
 
@@ -173,6 +177,11 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		if err := s.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
+	}
+	if f.usedFile != "" {
+		return atomicfile.Write(f.usedFile, 0o644, func(w io.Writer) error {
+			return json.NewEncoder(w).Encode(p.Used())
+		})
 	}
 	return nil
 }

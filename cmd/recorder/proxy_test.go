@@ -39,7 +39,8 @@ func TestProxyCommandRecordsAndStops(t *testing.T) {
 	var stderr strings.Builder
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--config", config, "--dir", filepath.Join(dir, "cassettes")},
+		done <- run(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--config", config, "--dir", filepath.Join(dir, "cassettes"),
+			"--used-file", filepath.Join(dir, "used.json")},
 			strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
@@ -87,13 +88,37 @@ func TestProxyCommandRecordsAndStops(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cassettes", "local.yaml")); err != nil {
 		t.Fatalf("no cassette: %v", err)
 	}
+	used, _ := os.ReadFile(filepath.Join(dir, "used.json"))
+	if strings.TrimSpace(string(used)) != `{"local":[0]}` {
+		t.Fatalf("used-file %q", used)
+	}
+
+	// A run that used nothing of "local": prune empties and deletes it.
+	os.WriteFile(filepath.Join(dir, "none.json"), []byte(`{"local":[]}`), 0o644)
+	r := recorder(t, "", "prune", "--dry-run", filepath.Join(dir, "cassettes"), filepath.Join(dir, "none.json"))
+	if r.code != 0 || !strings.Contains(r.stdout, "local: would remove 1") {
+		t.Fatalf("prune --dry-run: %+v", r)
+	}
+	if r := recorder(t, "", "prune", filepath.Join(dir, "cassettes"), filepath.Join(dir, "used.json")); r.code != 0 || r.stdout != "" {
+		t.Fatalf("prune keeping what was used: %+v", r)
+	}
+	if r := recorder(t, "", "prune", filepath.Join(dir, "cassettes"), filepath.Join(dir, "none.json")); r.code != 0 {
+		t.Fatalf("prune: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cassettes", "local.yaml")); !os.IsNotExist(err) {
+		t.Fatal("an emptied cassette was kept")
+	}
 }
 
 func TestProxyCommandBadInput(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("rulez: []\n"), 0o600)
+	notUsed := filepath.Join(t.TempDir(), "x.json")
+	os.WriteFile(notUsed, []byte("[1,2]"), 0o644)
 	for _, args := range [][]string{
+		{"prune", t.TempDir(), notUsed},
+		{"prune", t.TempDir()},
 		{"proxy", "--mode", "sideways"},
 		{"proxy", "--timing", "slow"},
 		{"proxy", "--config", bad},
