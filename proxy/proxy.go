@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -59,8 +60,29 @@ type Rule struct {
 	Headers   map[string]string `json:"headers,omitempty" yaml:"headers"`
 	// KeyHeaders are request headers that are part of the key.
 	KeyHeaders []string `json:"keyHeaders,omitempty" yaml:"keyHeaders"`
+	// Values name more changing values, as regular expressions, beside
+	// the UUIDs, times and epoch milliseconds every rule knows.
+	Values map[string]string `json:"values,omitempty" yaml:"values"`
 	// Mode overrides the proxy's mode for this rule.
 	Mode Mode `json:"mode,omitempty" yaml:"mode"`
+}
+
+// values returns the rule's changing values: its own, then the defaults.
+func (r *Rule) values() ([]cassette.Value, error) {
+	names := make([]string, 0, len(r.Values))
+	for name := range r.Values {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var vs []cassette.Value
+	for _, name := range names {
+		re, err := regexp.Compile(r.Values[name])
+		if err != nil {
+			return nil, fmt.Errorf("proxy: rule %s: value %s: %w", r.Name, name, err)
+		}
+		vs = append(vs, cassette.Value{Name: name, Re: re})
+	}
+	return append(vs, cassette.DefaultValues()...), nil
 }
 
 func (r *Rule) matches(req *http.Request) bool {
@@ -184,7 +206,11 @@ func (p *Proxy) setup() error {
 	}
 	p.rules = map[string]*ruleState{}
 	for _, r := range p.Rules {
-		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders}, index: cassette.NewIndex(),
+		values, err := r.values()
+		if err != nil {
+			return err
+		}
+		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders, Values: values}, index: cassette.NewIndex(),
 			cassette: &cassette.Cassette{Version: cassette.FormatVersion}, path: filepath.Join(p.Dir, r.Name+".yaml")}
 		if c, err := cassette.Load(st.path); err == nil {
 			st.cassette = c

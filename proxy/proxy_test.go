@@ -406,3 +406,63 @@ func mustParse(s string) *url.URL {
 	}
 	return u
 }
+
+func TestCustomValuesAndPassthrough(t *testing.T) {
+	r := newRig(t, ModeAuto, t.TempDir())
+	p, client := front(t, r.upstream, ModeAuto, t.TempDir(),
+		Rule{Name: "model", URLPrefix: r.upstream.URL + "/v1/messages", Values: map[string]string{"request-id": `req_[a-z0-9]+`}},
+		Rule{Name: "stream", URLPrefix: r.upstream.URL + "/v1/stream", Mode: ModePassthrough})
+	r.client = client
+	r.post(t, "/v1/messages", `{"prompt":"hi","request":"req_abc123"}`)
+	for p.Stats().Recorded != 1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, body := r.post(t, "/v1/messages", `{"prompt":"hi","request":"req_zzz999"}`)
+	if resp.Header.Get(Header) != "replayed" || !strings.Contains(body, "req_zzz999") {
+		t.Fatalf("a custom changing value: %s %q", resp.Header.Get(Header), body)
+	}
+
+	// Passthrough streams each event as the upstream sends it.
+	req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/stream", strings.NewReader(`{}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get(Header) != "passthrough" {
+		t.Fatalf("X-Agentvcr %q", resp.Header.Get(Header))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	n := 0
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data:") {
+			if lag := time.Since(<-r.sent); lag > 20*time.Millisecond {
+				t.Errorf("passthrough: event %d arrived %v after it was sent", n, lag)
+			}
+			n++
+		}
+	}
+	if n != 5 || p.Stats().Recorded != 1 {
+		t.Fatalf("%d events, %d recorded; want 5 and the one from before", n, p.Stats().Recorded)
+	}
+}
+
+func TestPassthroughUnlisted(t *testing.T) {
+	r := newRig(t, ModeAuto, t.TempDir())
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write([]byte("tunnelled")) }))
+	defer other.Close()
+	r.proxy.PassthroughUnlisted = true
+	// The tunnel is untouched: the client sees the upstream's own
+	// certificate, not one of the proxy's.
+	tr := r.client.Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig = other.Client().Transport.(*http.Transport).TLSClientConfig
+	resp, err := (&http.Client{Transport: tr}).Get(other.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "tunnelled" || resp.Header.Get(Header) != "" {
+		t.Fatalf("unlisted origin with passthrough: %q %q", b, resp.Header.Get(Header))
+	}
+}
