@@ -26,13 +26,7 @@ process under test (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE), never system-wide.`,
   recorder ca --pem > /tmp/agentvcr-ca.pem`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				var err error
-				if dir, err = ca.DefaultDir(); err != nil {
-					return err
-				}
-			}
-			a, err := ca.Load(dir)
+			a, err := ca.Open(dir)
 			if err != nil {
 				return err
 			}
@@ -44,7 +38,7 @@ process under test (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE), never system-wide.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
+	cmd.Flags().StringVar(&dir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
 	cmd.Flags().BoolVar(&asPEM, "pem", false, "print the certificate itself")
 	return cmd
 }

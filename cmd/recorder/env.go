@@ -23,14 +23,7 @@ else: the CA is trusted in that process only, never system-wide.`,
   recorder env --proxy http://127.0.0.1:9000`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := caDir
-			if dir == "" {
-				var err error
-				if dir, err = ca.DefaultDir(); err != nil {
-					return err
-				}
-			}
-			a, err := ca.Load(dir)
+			a, err := ca.Open(caDir)
 			if err != nil {
 				return err
 			}

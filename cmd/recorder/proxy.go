@@ -104,14 +104,7 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		}
 		allow, rules, passthrough = c.Allow, c.Rules, c.PassthroughUnlisted || passthrough
 	}
-	dir := f.caDir
-	if dir == "" {
-		var err error
-		if dir, err = ca.DefaultDir(); err != nil {
-			return nil, nil, err
-		}
-	}
-	authority, err := ca.Load(dir)
+	authority, err := ca.Open(f.caDir)
 	if err != nil {
 		return nil, nil, err
 	}

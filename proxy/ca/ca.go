@@ -301,3 +301,14 @@ func (a *Authority) WriteBundle() (string, error) {
 	}
 	return path, nil
 }
+
+// Open loads the CA in dir, or in DefaultDir when dir is empty.
+func Open(dir string) (*Authority, error) {
+	if dir == "" {
+		var err error
+		if dir, err = DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	return Load(dir)
+}
