@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
 // Control returns the control API of the proxy, for tests in any language
@@ -52,6 +55,59 @@ func (p *Proxy) Control(token string) http.Handler {
 		}
 	})
 	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Stats()) })
+	mux.HandleFunc("GET /v1/slack/calls", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"calls": p.Slack.Calls(r.URL.Query().Get("method")), "unknown": p.Slack.Unknown()})
+	})
+	mux.HandleFunc("GET /v1/slack/channels/{id}/messages", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, p.Slack.Messages(r.PathValue("id")))
+	})
+	mux.HandleFunc("POST /v1/slack/seed", func(w http.ResponseWriter, r *http.Request) {
+		var seed struct {
+			Users     []slack.User    `json:"users"`
+			Channels  []slack.Channel `json:"channels"`
+			Messages  []seedMessage   `json:"messages"`
+			Subscribe []struct {
+				Channel  string `json:"channel"`
+				ThreadTS string `json:"thread_ts"`
+			} `json:"subscribe"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&seed); err != nil {
+			writeError(w, http.StatusBadRequest, "the body must be {users, channels, messages, subscribe}: "+err.Error())
+			return
+		}
+		for _, u := range seed.Users {
+			p.Slack.AddUser(u)
+		}
+		for _, c := range seed.Channels {
+			p.Slack.AddChannel(c)
+		}
+		var added []slack.Message
+		for _, m := range seed.Messages {
+			added = append(added, p.Slack.AddMessage(m.Channel, m.Message))
+		}
+		for _, s := range seed.Subscribe {
+			p.Slack.Subscribe(s.Channel, s.ThreadTS)
+		}
+		writeJSON(w, map[string]any{"messages": added})
+	})
+	mux.HandleFunc("POST /v1/slack/errors", func(w http.ResponseWriter, r *http.Request) {
+		var q struct {
+			Method     string         `json:"method"`
+			Error      string         `json:"error"`
+			RetryAfter int            `json:"retry_after"`
+			Extra      map[string]any `json:"extra"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil || q.Method == "" || q.Error == "" {
+			writeError(w, http.StatusBadRequest, `the body must be {"method": "chat.postMessage", "error": "ratelimited" or a Slack error code, "retry_after": seconds, "extra": {...}}`)
+			return
+		}
+		if q.Error == "ratelimited" {
+			p.Slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfter)*time.Second)
+		} else {
+			p.Slack.QueueError(q.Method, q.Error, q.Extra)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /v1/misses", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Misses()) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err != nil || !net.ParseIP(host).IsLoopback() {
@@ -69,6 +125,12 @@ func (p *Proxy) Control(token string) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// seedMessage is a message to seed, with its channel.
+type seedMessage struct {
+	Channel string `json:"channel"`
+	slack.Message
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
+	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
 // Mode says what the proxy does with a request.
@@ -35,15 +37,17 @@ const (
 	ModeReplay      Mode = "replay"
 	ModeRecord      Mode = "record"
 	ModePassthrough Mode = "passthrough"
+	// ModeMock serves the rule's requests from Proxy.Slack, in process.
+	ModeMock Mode = "mock"
 )
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeAuto, ModeReplay, ModeRecord, ModePassthrough:
+	case ModeAuto, ModeReplay, ModeRecord, ModePassthrough, ModeMock:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown mode %q: use auto, replay, record or passthrough", s)
+	return "", fmt.Errorf("unknown mode %q: use auto, replay, record, passthrough or mock", s)
 }
 
 // Header is the response header that says what the proxy did.
@@ -136,6 +140,8 @@ type Proxy struct {
 	MaxRecord int
 	// Log, if set, gets one line per request.
 	Log *log.Logger
+	// Slack serves the rules in mode mock; nil means a new, empty mock.
+	Slack *slack.Mock
 
 	once    sync.Once
 	initErr error
@@ -163,6 +169,7 @@ type Stats struct {
 	Missed      int `json:"missed"`
 	Live        int `json:"live"`
 	Passthrough int `json:"passthrough"`
+	Mocked      int `json:"mocked"`
 	Refused     int `json:"refused"`
 }
 
@@ -191,6 +198,9 @@ func (p *Proxy) setup() error {
 	}
 	if p.MaxRecord == 0 {
 		p.MaxRecord = 32 << 20
+	}
+	if p.Slack == nil {
+		p.Slack = slack.New()
 	}
 	if p.Upstream == nil {
 		p.Upstream = &http.Transport{
@@ -338,6 +348,14 @@ func (p *Proxy) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if mode == ModePassthrough {
 		return p.live(req, "passthrough")
+	}
+	if mode == ModeMock {
+		rec := httptest.NewRecorder()
+		p.Slack.ServeHTTP(rec, req)
+		resp := rec.Result()
+		resp.Header.Set(Header, "mocked")
+		p.count(func(s *Stats) { s.Mocked++ })
+		return resp, nil
 	}
 	body, err := readBody(req)
 	if err != nil {
