@@ -41,15 +41,34 @@ func providers(hits *atomic.Int64) *httptest.Server {
 		sse(w,
 			chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"webFetch","arguments":""}}]}`, "null"),
 			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"url\":"}}]}`, "null"),
-			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"https://example.com\"}"}}]}`, "null"),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"https://"}}]}`, "null"),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"example"}}]}`, "null"),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":".com\"}"}}]}`, "null"),
 			chunk(`{}`, `"tool_calls"`),
+			`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1790000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7,"total_tokens":19}}`,
 			"data: [DONE]")
+	})
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) {
+		ev := func(typ, data string) string { return "event: " + typ + "\ndata: {\"type\":\"" + typ + "\"," + data + "}" }
+		sse(w,
+			ev("response.created", `"sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1790000000,"status":"in_progress","model":"gpt-test","output":[]}`),
+			ev("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"webFetch","arguments":"","status":"in_progress"}`),
+			ev("response.function_call_arguments.delta", `"sequence_number":2,"item_id":"fc_1","output_index":0,"delta":"{\"url\":"`),
+			ev("response.function_call_arguments.delta", `"sequence_number":3,"item_id":"fc_1","output_index":0,"delta":"\"https://example"`),
+			ev("response.function_call_arguments.delta", `"sequence_number":4,"item_id":"fc_1","output_index":0,"delta":".com\"}"`),
+			ev("response.function_call_arguments.done", `"sequence_number":5,"item_id":"fc_1","output_index":0,"name":"webFetch","arguments":"{\"url\":\"https://example.com\"}"`),
+			ev("response.output_item.done", `"sequence_number":6,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"webFetch","arguments":"{\"url\":\"https://example.com\"}","status":"completed"}`),
+			ev("response.completed", `"sequence_number":7,"response":{"id":"resp_1","object":"response","created_at":1790000000,"status":"completed","model":"gpt-test","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"webFetch","arguments":"{\"url\":\"https://example.com\"}","status":"completed"}],"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":7,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":19}}`))
 	})
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
 		sse(w,
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}",
 			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"webFetch\",\"input\":{}}}",
-			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"url\\\": \\\"https://example.com\\\"}\"}}",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\"}}",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"url\\\": \"}}",
+			"event: ping\ndata: {\"type\":\"ping\"}",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"https://exa\"}}",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"mple.com\\\"}\"}}",
 			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}",
 			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":15}}",
 			"event: message_stop\ndata: {\"type\":\"message_stop\"}")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,6 +106,15 @@ func (p *Proxy) Control(token string) http.Handler {
 			p.Slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfter)*time.Second)
 		} else {
 			p.Slack.QueueError(q.Method, q.Error, q.Extra)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { p.streamEvents(w, r) })
+	mux.HandleFunc("POST /v1/events/{id}/release", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if !p.release(id) {
+			writeError(w, http.StatusNotFound, "no held event "+r.PathValue("id")+": it was released, its request ended, or it was never held (ask for holds with GET /v1/events?hold=...)")
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

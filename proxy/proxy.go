@@ -26,6 +26,7 @@ import (
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 	"github.com/agentvcr/agentvcr/proxy/slack"
+	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
 // Mode says what the proxy does with a request.
@@ -69,6 +70,10 @@ type Rule struct {
 	Values map[string]string `json:"values,omitempty" yaml:"values"`
 	// Mode overrides the proxy's mode for this rule.
 	Mode Mode `json:"mode,omitempty" yaml:"mode"`
+	// Dialect names the model dialect of the rule's requests for
+	// progress events (anthropic, openai-chat, openai-responses, ai-sdk,
+	// or none); empty means the one the path names.
+	Dialect wire.Dialect `json:"dialect,omitempty" yaml:"dialect"`
 }
 
 // values returns the rule's changing values: its own, then the defaults.
@@ -142,6 +147,14 @@ type Proxy struct {
 	Log *log.Logger
 	// Slack serves the rules in mode mock; nil means a new, empty mock.
 	Slack *slack.Mock
+	// HoldTimeout bounds how long an event handler may keep a request
+	// waiting; 0 means 60 s. A hold that outlasts it fails the request
+	// with a HoldExpiredError.
+	HoldTimeout time.Duration
+	// Classify, if set, names the purpose of a model request (an agent
+	// loop, a title, a router, a judge) for its model_request event;
+	// nil means DefaultClassify.
+	Classify func(wire.Request) string
 
 	once    sync.Once
 	initErr error
@@ -152,6 +165,8 @@ type Proxy struct {
 	misses  []MissReport
 	scope   *scope                  // the open test scope, if any
 	used    map[string]map[int]bool // rule -> ids of the interactions this run replayed or recorded
+
+	events events
 }
 
 type ruleState struct {
@@ -202,6 +217,12 @@ func (p *Proxy) setup() error {
 	if p.Slack == nil {
 		p.Slack = slack.New()
 	}
+	if p.HoldTimeout == 0 {
+		p.HoldTimeout = 60 * time.Second
+	}
+	if p.Classify == nil {
+		p.Classify = DefaultClassify
+	}
 	if p.Upstream == nil {
 		p.Upstream = &http.Transport{
 			Proxy:               nil,
@@ -216,6 +237,9 @@ func (p *Proxy) setup() error {
 	}
 	p.rules = map[string]*ruleState{}
 	for _, r := range p.Rules {
+		if _, ok := wire.ParseDialect(string(r.Dialect)); !ok && r.Dialect != "" && r.Dialect != "none" {
+			return fmt.Errorf("rule %s: unknown dialect %q: use anthropic, openai-chat, openai-responses, ai-sdk or none", r.Name, r.Dialect)
+		}
 		values, err := r.values()
 		if err != nil {
 			return err
@@ -237,6 +261,9 @@ func (p *Proxy) setup() error {
 	gp.ConnectDial = func(network, addr string) (net.Conn, error) { return (&net.Dialer{}).Dial(network, addr) }
 	gp.Logger = log.New(io.Discard, "", 0)
 	gp.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+		if wt, ok := ctx.Req.Context().Value(connKey{}).(*watch); ok {
+			ctx.UserData = wt
+		}
 		if !p.allowed("https://"+host) && p.PassthroughUnlisted {
 			p.count(func(s *Stats) { s.Passthrough++ })
 			return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
@@ -260,9 +287,9 @@ func (p *Proxy) setup() error {
 				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
 		}
 		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-			return p.roundTrip(r)
+			return p.observe(r)
 		})
-		return req, nil
+		return watchOf(ctx).bind(req), nil
 	})
 	p.server = gp
 	return nil
@@ -274,6 +301,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	w, r = watchConnect(w, r)
 	p.server.ServeHTTP(w, r)
 }
 
@@ -336,8 +364,8 @@ func (p *Proxy) logf(format string, args ...any) {
 	}
 }
 
-// roundTrip handles one allowed request.
-func (p *Proxy) roundTrip(req *http.Request) (*http.Response, error) {
+// serve answers one allowed request by its rule's mode.
+func (p *Proxy) serve(req *http.Request) (*http.Response, error) {
 	st := p.rule(req)
 	if st == nil {
 		return p.live(req, "passthrough")

@@ -283,3 +283,10 @@ func params(r *http.Request) (map[string]string, string, error) {
 	delete(p, "token")
 	return p, token, nil
 }
+
+// Params returns the parameters of a Web API call (form, multipart or
+// JSON body, and the query), without its token. It reads r.Body.
+func Params(r *http.Request) (map[string]string, error) {
+	p, _, err := params(r)
+	return p, err
+}

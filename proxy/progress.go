@@ -1,0 +1,482 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/slack"
+	"github.com/agentvcr/agentvcr/proxy/wire"
+)
+
+// EventType names a progress event.
+type EventType string
+
+// The progress events, in the order a request has them.
+const (
+	// EventRequest: a request reached the proxy.
+	EventRequest EventType = "request"
+	// EventModelRequest: a model request is about to be answered. A hold
+	// keeps it from going upstream (or being replayed).
+	EventModelRequest EventType = "model_request"
+	// EventResponse: the response's status and headers are in.
+	EventResponse EventType = "response"
+	// EventReply: the agent delivered a Slack message (chat.postMessage,
+	// chat.update, chat.postEphemeral). A hold keeps Slack's answer from
+	// the agent.
+	EventReply EventType = "reply"
+	// EventStream: a piece of the model's text.
+	EventStream EventType = "stream_event"
+	// EventToolRequest: the model asked for a tool, with its complete
+	// arguments. A hold keeps the rest of the response, this call
+	// included, from the agent.
+	EventToolRequest EventType = "tool_request"
+	// EventDone: the response ended; for a model, with its finish.
+	EventDone EventType = "done"
+	// EventError: the request failed, the provider sent an error, or the
+	// stream was cut.
+	EventError EventType = "error"
+)
+
+// Event is one step of a request, as the proxy saw it.
+type Event struct {
+	ID   int64     `json:"id"`
+	Type EventType `json:"type"`
+	Time time.Time `json:"time"`
+	// Request numbers the request; all its events share it.
+	Request int64 `json:"request"`
+	// Route is the rule's name, or the origin when no rule matched.
+	Route  string `json:"route"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// ElapsedMs is the time since the request reached the proxy.
+	ElapsedMs float64 `json:"elapsedMs"`
+	Status    int     `json:"status,omitempty"`
+
+	// Model and Purpose describe a model_request.
+	Model   *wire.Request `json:"model,omitempty"`
+	Purpose string        `json:"purpose,omitempty"`
+	// ToolID, Name and Args describe a tool_request; Args is the
+	// arguments object.
+	ToolID string          `json:"toolId,omitempty"`
+	Name   string          `json:"name,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	// Text is a reply's or a stream event's text; Channel and Thread
+	// say where a reply went.
+	Text    string `json:"text,omitempty"`
+	Channel string `json:"channel,omitempty"`
+	Thread  string `json:"thread,omitempty"`
+	// Finish ends a model's done event.
+	Finish *wire.Finish `json:"finish,omitempty"`
+	// Error describes an error event.
+	Error string `json:"error,omitempty"`
+	// Held says the event waits for a release (control API).
+	Held bool `json:"held,omitempty"`
+}
+
+// Handler is called with each event, in the order of the request's
+// steps, from the request's goroutine. The request waits until it returns:
+// that is a hold. ctx ends when the request is cancelled or the hold
+// outlasts Proxy.HoldTimeout; a handler that holds must return then.
+// Handlers of concurrent requests run concurrently.
+type Handler func(ctx context.Context, ev Event)
+
+// HoldExpiredError is the error of a request whose hold outlasted
+// Proxy.HoldTimeout.
+type HoldExpiredError struct {
+	Event   EventType
+	After   time.Duration
+	Request string
+}
+
+func (e *HoldExpiredError) Error() string {
+	return fmt.Sprintf("agentvcr proxy: a hold on %s for %s expired after %s without a release", e.Event, e.Request, e.After)
+}
+
+// events is the proxy's subscribers and open holds.
+type events struct {
+	mu        sync.Mutex
+	subs      map[int64]Handler
+	nextSub   int64
+	nextID    atomic.Int64
+	nextReq   atomic.Int64
+	observed  atomic.Bool
+	holds     map[int64]chan struct{} // event id -> closed on release
+}
+
+// Subscribe calls h with every event from now on, until the returned
+// function is called.
+func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) {
+	e := &p.events
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.subs == nil {
+		e.subs = map[int64]Handler{}
+	}
+	e.nextSub++
+	id := e.nextSub
+	e.subs[id] = h
+	e.observed.Store(true)
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.subs, id)
+		e.observed.Store(len(e.subs) > 0)
+	}
+}
+
+// DefaultClassify names a model request's purpose: "agent" when it
+// offers tools, "structured" when it asks for JSON (routers, judges),
+// "text" otherwise (titles, summaries).
+func DefaultClassify(r wire.Request) string {
+	switch {
+	case len(r.Tools) > 0:
+		return "agent"
+	case r.Structured:
+		return "structured"
+	}
+	return "text"
+}
+
+// observation is one request's progress.
+type observation struct {
+	p     *Proxy
+	ctx   context.Context
+	base  Event
+	start time.Time
+}
+
+// emit hands ev to every subscriber in turn and waits for each.
+func (o *observation) emit(ev Event) error {
+	e := &o.p.events
+	e.mu.Lock()
+	handlers := make([]Handler, 0, len(e.subs))
+	for _, h := range e.subs {
+		handlers = append(handlers, h)
+	}
+	e.mu.Unlock()
+	ev.ID = e.nextID.Add(1)
+	ev.Time = time.Now()
+	ev.Request, ev.Route, ev.Method, ev.URL = o.base.Request, o.base.Route, o.base.Method, o.base.URL
+	ev.ElapsedMs = float64(ev.Time.Sub(o.start).Microseconds()) / 1000
+	for _, h := range handlers {
+		if err := o.deliver(h, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver runs h and waits for it, the request's cancellation or the
+// hold deadline, whichever comes first.
+func (o *observation) deliver(h Handler, ev Event) error {
+	ctx, cancel := context.WithTimeout(o.ctx, o.p.HoldTimeout)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h(ctx, ev)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		if err := o.ctx.Err(); err != nil {
+			return err
+		}
+		return &HoldExpiredError{Event: ev.Type, After: o.p.HoldTimeout, Request: ev.Method + " " + ev.URL}
+	}
+}
+
+// replyMethods are the Slack methods that deliver a message.
+var replyMethods = []string{"/api/chat.postMessage", "/api/chat.update", "/api/chat.postEphemeral"}
+
+// observe serves a request, reporting its progress to the subscribers.
+func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
+	if !p.events.observed.Load() {
+		return p.serve(req)
+	}
+	o := &observation{p: p, ctx: req.Context(), start: time.Now(), base: Event{
+		Request: p.events.nextReq.Add(1), Method: req.Method, URL: req.URL.String(), Route: origin(req.URL)}}
+	if st := p.rule(req); st != nil {
+		o.base.Route = st.rule.Name
+	}
+	fail := func(err error) (*http.Response, error) {
+		o.emit(Event{Type: EventError, Error: err.Error()})
+		status := http.StatusGatewayTimeout
+		if !errors.As(err, new(*HoldExpiredError)) {
+			status = 499
+		}
+		return p.text(req, status, "", err.Error()+"\n"), nil
+	}
+	if err := o.emit(Event{Type: EventRequest}); err != nil {
+		return fail(err)
+	}
+	dialect := p.dialect(req)
+	isReply := req.Method == http.MethodPost && hasSuffix(req.URL.Path, replyMethods)
+	var body []byte
+	if dialect != "" || isReply {
+		var err error
+		if body, err = readBody(req); err != nil {
+			return p.text(req, http.StatusBadRequest, "", "agentvcr proxy: cannot read the request body: "+err.Error()+"\n"), nil
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if dialect != "" {
+		m := wire.ParseRequest(dialect, req.Header, body)
+		if err := o.emit(Event{Type: EventModelRequest, Model: &m, Purpose: p.Classify(m)}); err != nil {
+			return fail(err)
+		}
+	}
+	resp, err := p.serve(req)
+	if err != nil {
+		return resp, err
+	}
+	if err := o.emit(Event{Type: EventResponse, Status: resp.StatusCode}); err != nil {
+		resp.Body.Close()
+		return fail(err)
+	}
+	if isReply {
+		r := req.Clone(o.ctx)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		params, _ := slack.Params(r)
+		thread := params["thread_ts"]
+		if thread == "" {
+			thread = params["ts"]
+		}
+		if err := o.emit(Event{Type: EventReply, Status: resp.StatusCode, Text: params["text"], Channel: params["channel"], Thread: thread}); err != nil {
+			resp.Body.Close()
+			return fail(err)
+		}
+	}
+	ob := &observedBody{ReadCloser: resp.Body, o: o}
+	if dialect != "" {
+		ob.parser = wire.NewParser(dialect, resp.StatusCode, resp.Header.Get("Content-Type"), func(e wire.Event) { ob.pending = append(ob.pending, e) })
+	}
+	resp.Body = ob
+	return resp, nil
+}
+
+// dialect returns the model dialect a request speaks: its rule's, or
+// the one its path names. Only POSTs are model requests.
+func (p *Proxy) dialect(req *http.Request) wire.Dialect {
+	if req.Method != http.MethodPost {
+		return ""
+	}
+	if st := p.rule(req); st != nil && st.rule.Dialect != "" {
+		if st.rule.Dialect == "none" {
+			return ""
+		}
+		return st.rule.Dialect
+	}
+	return wire.DialectOf(req.URL.Path)
+}
+
+func hasSuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// observedBody reports a response body's progress as the agent reads it.
+// The events of the bytes a Read returns are emitted, and their holds
+// kept, before that Read returns them.
+type observedBody struct {
+	io.ReadCloser
+	o       *observation
+	parser  *wire.Parser
+	pending []wire.Event
+	err     error // a hold that failed: the body ends with it
+	ended   bool
+	last    EventType // the last event emitted from the parser
+}
+
+func (b *observedBody) Read(buf []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.ReadCloser.Read(buf)
+	if b.parser != nil && n > 0 {
+		b.parser.Write(buf[:n])
+		if herr := b.flush(); herr != nil {
+			b.err = herr
+			b.o.emit(Event{Type: EventError, Error: herr.Error()})
+			return 0, herr
+		}
+	}
+	if err != nil {
+		cause := ""
+		if err != io.EOF {
+			cause = err.Error()
+		}
+		b.end(cause)
+	}
+	return n, err
+}
+
+func (b *observedBody) Close() error {
+	b.end("the agent closed the response before its end")
+	return b.ReadCloser.Close()
+}
+
+// end emits the body's last events once.
+func (b *observedBody) end(cause string) {
+	if b.ended || b.err != nil {
+		return
+	}
+	b.ended = true
+	if b.parser != nil {
+		b.parser.Close()
+		if err := b.flush(); err != nil {
+			b.o.emit(Event{Type: EventError, Error: err.Error()})
+		}
+		if cause != "" && !b.reported() {
+			b.o.emit(Event{Type: EventError, Error: cause})
+		}
+		return
+	}
+	if cause != "" {
+		b.o.emit(Event{Type: EventError, Error: cause})
+		return
+	}
+	b.o.emit(Event{Type: EventDone})
+}
+
+// reported says the parser already ended the response (done or error).
+func (b *observedBody) reported() bool { return b.last == EventDone || b.last == EventError }
+
+// flush emits the parser's pending events.
+func (b *observedBody) flush() error {
+	for len(b.pending) > 0 {
+		e := b.pending[0]
+		b.pending = b.pending[1:]
+		var ev Event
+		switch e.Kind {
+		case wire.KindText:
+			ev = Event{Type: EventStream, Text: e.Text}
+		case wire.KindToolCall:
+			ev = Event{Type: EventToolRequest, ToolID: e.Tool.ID, Name: e.Tool.Name, Args: e.Tool.Args}
+		case wire.KindFinish:
+			ev = Event{Type: EventDone, Finish: e.Finish}
+		case wire.KindError:
+			ev = Event{Type: EventError, Status: e.Error.Status, Error: strings.TrimSpace(e.Error.Type + ": " + e.Error.Message)}
+		}
+		b.last = ev.Type
+		if err := b.o.emit(ev); err != nil {
+			b.pending = nil
+			return err
+		}
+	}
+	return nil
+}
+
+// holdable are the events the control API can hold.
+var holdable = map[EventType]bool{EventModelRequest: true, EventToolRequest: true, EventReply: true}
+
+// streamEvents serves GET /v1/events: every event as one SSE data line,
+// the kinds named in ?hold= held until POST /v1/events/{id}/release.
+func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
+	hold := map[EventType]bool{}
+	for _, name := range strings.Split(r.URL.Query().Get("hold"), ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if !holdable[EventType(name)] {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot hold %q: hold takes model_request, tool_request and reply", name))
+			return
+		}
+		hold[EventType(name)] = true
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "the control server cannot stream")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": agentvcr events\n\n")
+	flusher.Flush()
+
+	out := make(chan Event, 4096)
+	gone := r.Context().Done()
+	unsubscribe := p.Subscribe(func(ctx context.Context, ev Event) {
+		var released chan struct{}
+		if hold[ev.Type] {
+			ev.Held = true
+			released = p.holdOpen(ev.ID)
+			defer p.holdClose(ev.ID)
+		}
+		select {
+		case out <- ev:
+		case <-gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if released != nil {
+			select {
+			case <-released:
+			case <-gone:
+			case <-ctx.Done():
+			}
+		}
+	})
+	defer unsubscribe()
+	for {
+		select {
+		case <-gone:
+			return
+		case ev := <-out:
+			b, _ := json.Marshal(ev)
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, b); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+func (p *Proxy) holdOpen(id int64) chan struct{} {
+	e := &p.events
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.holds == nil {
+		e.holds = map[int64]chan struct{}{}
+	}
+	c := make(chan struct{})
+	e.holds[id] = c
+	return c
+}
+
+func (p *Proxy) holdClose(id int64) {
+	e := &p.events
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.holds, id)
+}
+
+// release lets a held event's request go on; false when no such hold is
+// open.
+func (p *Proxy) release(id int64) bool {
+	e := &p.events
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.holds[id]
+	if ok {
+		close(c)
+		delete(e.holds, id)
+	}
+	return ok
+}

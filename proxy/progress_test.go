@@ -1,0 +1,410 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	openaioption "github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agentvcr/agentvcr/proxy/slack"
+)
+
+// recorder keeps the events a subscription got.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) handle(_ context.Context, ev Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+}
+
+// wait returns the events once one of type t has come.
+func (r *recorder) wait(t *testing.T, typ EventType) []Event {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		evs := append([]Event(nil), r.events...)
+		r.mu.Unlock()
+		for _, e := range evs {
+			if e.Type == typ {
+				return evs
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event; got %s", typ, types(evs))
+		}
+	}
+}
+
+// types lists the events' types, text pieces left out.
+func types(evs []Event) string {
+	var s []string
+	for _, e := range evs {
+		if e.Type != EventStream {
+			s = append(s, string(e.Type))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+const fetchArgs = `{"url":"https://example.com"}`
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+// sdkCall runs one streamed model call with a real SDK through hc and
+// returns the tool call it got, as name and arguments.
+type sdkCall func(t *testing.T, hc *http.Client, base string) (name, args string)
+
+var sdkCalls = map[string]sdkCall{
+	"anthropic": func(t *testing.T, hc *http.Client, base string) (string, string) {
+		client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
+			anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+		stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
+			Model: "claude-test", MaxTokens: 100,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch example.com"))},
+			Tools:    []anthropic.ToolUnionParam{anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{}, "webFetch")},
+		})
+		var msg anthropic.Message
+		for stream.Next() {
+			if err := msg.Accumulate(stream.Current()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return msg.Content[0].Name, string(msg.Content[0].Input)
+	},
+	"openai-chat": func(t *testing.T, hc *http.Client, base string) (string, string) {
+		client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
+			openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(0))
+		stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+			Model:    "gpt-test",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch example.com")},
+			Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "webFetch"})},
+		})
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		c := acc.Choices[0].Message.ToolCalls[0]
+		return c.Function.Name, c.Function.Arguments
+	},
+	"openai-responses": func(t *testing.T, hc *http.Client, base string) (string, string) {
+		client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
+			openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(0))
+		stream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
+			Model: "gpt-test",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("fetch example.com")},
+			Tools: []responses.ToolUnionParam{responses.ToolParamOfFunction("webFetch", map[string]any{"type": "object"}, false)},
+		})
+		var name, args string
+		for stream.Next() {
+			if ev := stream.Current(); ev.Type == "response.output_item.done" {
+				name, args = ev.Item.Name, ev.Item.Arguments.OfString
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return name, args
+	},
+}
+
+func TestProgressPerDialect(t *testing.T) {
+	for dialect, call := range sdkCalls {
+		t.Run(dialect, func(t *testing.T) {
+			var hits atomic.Int64
+			up := providers(&hits)
+			defer up.Close()
+			p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+			var rec recorder
+			defer p.Subscribe(rec.handle)()
+			name, args := call(t, hc, up.URL)
+			if name != "webFetch" || !sameJSON([]byte(args), []byte(fetchArgs)) {
+				t.Fatalf("the SDK got %s %s", name, args)
+			}
+			evs := rec.wait(t, EventDone)
+			if got := types(evs); got != "request,model_request,response,tool_request,done" {
+				t.Fatalf("events %s", got)
+			}
+			for _, e := range evs {
+				if e.Request != evs[0].Request || e.Route != "model" {
+					t.Fatalf("event of another request or route: %+v", e)
+				}
+				switch e.Type {
+				case EventModelRequest:
+					if e.Model == nil || !strings.HasSuffix(e.Model.Model, "-test") || e.Purpose != "agent" || len(e.Model.Tools) != 1 || !e.Model.Stream {
+						t.Fatalf("model_request %+v %+v", e, e.Model)
+					}
+				case EventToolRequest:
+					if e.Name != "webFetch" || !sameJSON(e.Args, []byte(fetchArgs)) {
+						t.Fatalf("tool_request %s %s", e.Name, e.Args)
+					}
+				case EventDone:
+					if e.Finish == nil || e.Finish.Reason == "" || e.Finish.OutputTokens == 0 {
+						t.Fatalf("done %+v", e.Finish)
+					}
+				}
+			}
+			for i := 1; i < len(evs); i++ {
+				if evs[i].ID <= evs[i-1].ID || evs[i].Time.Before(evs[i-1].Time) {
+					t.Fatalf("events out of order: %+v then %+v", evs[i-1], evs[i])
+				}
+			}
+		})
+	}
+}
+
+func TestToolRequestHoldDelaysTheToolCall(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	var held atomic.Int64 // unix nanos when the tool_request came
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		if ev.Type == EventToolRequest {
+			held.Store(time.Now().UnixNano())
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+	})()
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(up.URL), anthropicoption.WithAPIKey("sk-ant-test"),
+		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+	stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch"))}})
+	var got time.Time
+	for stream.Next() {
+		if stream.Current().Type == "content_block_stop" {
+			got = time.Now()
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if held.Load() == 0 || got.IsZero() {
+		t.Fatal("no tool_request, or no tool call at the client")
+	}
+	if d := got.Sub(time.Unix(0, held.Load())); d < 300*time.Millisecond {
+		t.Fatalf("the client had the tool call %v after the tool_request; want >= 300ms", d)
+	}
+}
+
+func TestModelRequestHoldLetsTheTestActFirst(t *testing.T) {
+	mock := slack.New()
+	var seen atomic.Int64 // thread messages when the model request reached the upstream
+	seen.Store(-1)
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(int64(len(mock.Messages("C0EVAL0001"))))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer up.Close()
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	p.Slack = mock
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		if ev.Type == EventModelRequest {
+			time.Sleep(50 * time.Millisecond)
+			mock.AddMessage("C0EVAL0001", slack.Message{User: "U0ALICE001", Text: "stop"})
+		}
+	})()
+	resp, err := hc.Post(up.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-test","max_tokens":10,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen.Load() != 1 {
+		t.Fatalf("the upstream saw %d thread messages; want the one posted during the hold", seen.Load())
+	}
+}
+
+func TestCancelledRequestReleasesItsHold(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	released := make(chan error, 1)
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		if ev.Type == EventModelRequest {
+			<-ctx.Done()
+			released <- context.Cause(ctx)
+		}
+	})()
+	// Warm up, so the goroutines of kept connections are counted.
+	hc.Get(up.URL + "/hello")
+	hc.CloseIdleConnections()
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", up.URL+"/v1/messages", strings.NewReader(`{"model":"claude-test"}`))
+	if _, err := hc.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the client's deadline, got %v", err)
+	}
+	select {
+	case err := <-released:
+		if !errors.Is(err, errClientGone) {
+			t.Fatalf("the hold ended with %v; want the client gone", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hold outlived the cancelled request")
+	}
+	hc.CloseIdleConnections()
+	for deadline := time.Now().Add(3 * time.Second); runtime.NumGoroutine() > before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("goroutines %d -> %d:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("the held request reached the upstream (%d hits)", hits.Load())
+	}
+}
+
+func TestHoldExpires(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	p.HoldTimeout = 100 * time.Millisecond
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		if ev.Type == EventModelRequest {
+			<-ctx.Done()
+		}
+	})()
+	resp, err := hc.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(b), "hold on model_request") || !strings.Contains(string(b), "expired after 100ms") {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("a request whose hold expired went upstream")
+	}
+}
+
+// TestControlEvents is what a test in another language does: read the
+// events over SSE, hold the reply, release it.
+func TestControlEvents(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "slack", URLPrefix: up.URL + "/api/", Mode: ModeMock})
+	control := httptest.NewServer(p.Control("tok"))
+	defer control.Close()
+	get := func(path string) *http.Response {
+		req, _ := http.NewRequest("GET", control.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := get("/v1/events?hold=stream_event"); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("holding stream_event: %d", resp.StatusCode)
+	}
+	resp := get("/v1/events?hold=reply")
+	defer resp.Body.Close()
+	events := make(chan Event, 100)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev Event
+				json.Unmarshal([]byte(data), &ev)
+				events <- ev
+			}
+		}
+		close(events)
+	}()
+	// The subscription is made once the stream's first comment is out.
+	time.Sleep(50 * time.Millisecond)
+
+	p.Slack.AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
+	p.Slack.AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})
+	answered := make(chan time.Time, 1)
+	go func() {
+		r, err := hc.PostForm(up.URL+"/api/chat.postMessage", map[string][]string{"token": {"xoxb-1"}, "channel": {"C0EVAL0001"}, "thread_ts": {"1790000000.000100"}, "text": {"Done: it shipped."}})
+		if err == nil {
+			r.Body.Close()
+		}
+		answered <- time.Now()
+	}()
+	var reply Event
+	for ev := range events {
+		if ev.Type == EventReply {
+			reply = ev
+			break
+		}
+	}
+	if !reply.Held || reply.Text != "Done: it shipped." || reply.Channel != "C0EVAL0001" || reply.Thread != "1790000000.000100" || reply.Route != "slack" {
+		t.Fatalf("reply %+v", reply)
+	}
+	select {
+	case <-answered:
+		t.Fatal("the agent had Slack's answer before the release")
+	case <-time.After(150 * time.Millisecond):
+	}
+	release := func(id int64) int {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/v1/events/%d/release", control.URL, id), nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	if code := release(reply.ID); code != http.StatusNoContent {
+		t.Fatalf("release: %d", code)
+	}
+	select {
+	case <-answered:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the release did not let the answer through")
+	}
+	if code := release(reply.ID); code != http.StatusNotFound {
+		t.Fatalf("second release: %d", code)
+	}
+	if len(p.Slack.Messages("C0EVAL0001")) != 2 {
+		t.Fatalf("the mock does not have the reply: %+v %v", p.Slack.Calls(""), p.Slack.Messages("C0EVAL0001"))
+	}
+}
