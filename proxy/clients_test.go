@@ -49,7 +49,9 @@ func providers(hits *atomic.Int64) *httptest.Server {
 			"data: [DONE]")
 	})
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) {
-		ev := func(typ, data string) string { return "event: " + typ + "\ndata: {\"type\":\"" + typ + "\"," + data + "}" }
+		ev := func(typ, data string) string {
+			return "event: " + typ + "\ndata: {\"type\":\"" + typ + "\"," + data + "}"
+		}
 		sse(w,
 			ev("response.created", `"sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1790000000,"status":"in_progress","model":"gpt-test","output":[]}`),
 			ev("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"webFetch","arguments":"","status":"in_progress"}`),

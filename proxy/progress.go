@@ -103,13 +103,13 @@ func (e *HoldExpiredError) Error() string {
 
 // events is the proxy's subscribers and open holds.
 type events struct {
-	mu        sync.Mutex
-	subs      map[int64]Handler
-	nextSub   int64
-	nextID    atomic.Int64
-	nextReq   atomic.Int64
-	observed  atomic.Bool
-	holds     map[int64]chan struct{} // event id -> closed on release
+	mu       sync.Mutex
+	subs     map[int64]Handler
+	nextSub  int64
+	nextID   atomic.Int64
+	nextReq  atomic.Int64
+	observed atomic.Bool
+	holds    map[int64]chan struct{} // event id -> closed on release
 }
 
 // Subscribe calls h with every event from now on, until the returned
