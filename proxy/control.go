@@ -118,6 +118,26 @@ func (p *Proxy) Control(token string) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("POST /v1/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Fault
+		if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
+			writeError(w, http.StatusBadRequest, `the body must be a fault, such as {"kind": "reject_model_request"}: `+err.Error())
+			return
+		}
+		id, err := p.AddFault(f)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]int64{"id": id})
+	})
+	mux.HandleFunc("GET /v1/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Faults()) })
+	mux.HandleFunc("DELETE /v1/faults", func(w http.ResponseWriter, r *http.Request) {
+		p.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /v1/misses", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Misses()) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err != nil || !net.ParseIP(host).IsLoopback() {

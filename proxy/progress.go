@@ -201,7 +201,7 @@ var replyMethods = []string{"/api/chat.postMessage", "/api/chat.update", "/api/c
 
 // observe serves a request, reporting its progress to the subscribers.
 func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
-	if !p.events.observed.Load() {
+	if !p.events.observed.Load() && !p.hasFaults() {
 		return p.serve(req)
 	}
 	o := &observation{p: p, ctx: req.Context(), start: time.Now(), base: Event{
@@ -236,8 +236,9 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 			return fail(err)
 		}
 	}
-	resp, err := p.serve(req)
+	resp, err := p.serveFaulty(o, req, dialect)
 	if err != nil {
+		o.emit(Event{Type: EventError, Error: err.Error()})
 		return resp, err
 	}
 	if err := o.emit(Event{Type: EventResponse, Status: resp.StatusCode}); err != nil {
@@ -262,6 +263,41 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 		ob.parser = wire.NewParser(dialect, resp.StatusCode, resp.Header.Get("Content-Type"), func(e wire.Event) { ob.pending = append(ob.pending, e) })
 	}
 	resp.Body = ob
+	return resp, nil
+}
+
+// serveFaulty serves a request, injecting the faults queued for it.
+func (p *Proxy) serveFaulty(o *observation, req *http.Request, dialect wire.Dialect) (*http.Response, error) {
+	route := o.base.Route
+	kind := func(k FaultKind) func(*Fault) bool { return func(f *Fault) bool { return f.Kind == k } }
+	if f := p.takeFault(req, route, kind(FaultLatency)); f != nil {
+		if err := sleep(o.ctx, time.Duration(f.DelayMs)*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	if f := p.takeFault(req, route, func(f *Fault) bool {
+		return f.Kind == FaultSlackError && strings.HasSuffix(req.URL.Path, "/api/"+f.SlackMethod)
+	}); f != nil {
+		return slackFault(req, f), nil
+	}
+	if dialect != "" {
+		if f := p.takeFault(req, route, kind(FaultRejectModelRequest)); f != nil {
+			return rejection(req, dialect, f), nil
+		}
+	}
+	lost := p.takeFault(req, route, kind(FaultLostAck))
+	resp, err := p.serve(req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if lost != nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, errLostAck
+	}
+	if f := p.takeFault(req, route, func(f *Fault) bool { return f.Kind == FaultCutStream || f.Kind == FaultStallStream }); f != nil {
+		resp.Body = &faultyBody{ReadCloser: resp.Body, ctx: o.ctx, f: f}
+	}
 	return resp, nil
 }
 

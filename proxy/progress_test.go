@@ -148,7 +148,7 @@ func TestProgressPerDialect(t *testing.T) {
 			var hits atomic.Int64
 			up := providers(&hits)
 			defer up.Close()
-			p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+			p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
 			var rec recorder
 			defer p.Subscribe(rec.handle)()
 			name, args := call(t, hc, up.URL)
@@ -191,7 +191,7 @@ func TestToolRequestHoldDelaysTheToolCall(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
 	defer up.Close()
-	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
 	var held atomic.Int64 // unix nanos when the tool_request came
 	defer p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventToolRequest {
@@ -255,7 +255,7 @@ func TestCancelledRequestReleasesItsHold(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
 	defer up.Close()
-	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
 	released := make(chan error, 1)
 	defer p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventModelRequest {
@@ -299,7 +299,7 @@ func TestHoldExpires(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
 	defer up.Close()
-	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
 	p.HoldTimeout = 100 * time.Millisecond
 	defer p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventModelRequest {

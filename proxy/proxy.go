@@ -166,7 +166,8 @@ type Proxy struct {
 	scope   *scope                  // the open test scope, if any
 	used    map[string]map[int]bool // rule -> ids of the interactions this run replayed or recorded
 
-	events events
+	events   events
+	injected faults
 }
 
 type ruleState struct {

@@ -1,0 +1,198 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	openaioption "github.com/openai/openai-go/v3/option"
+	"github.com/slack-go/slack"
+)
+
+func anthropicClient(hc *http.Client, base string) anthropic.Client {
+	return anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
+		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+}
+
+func anthropicStream(c anthropic.Client) (anthropic.Message, error) {
+	stream := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch"))}})
+	var msg anthropic.Message
+	for stream.Next() {
+		msg.Accumulate(stream.Current())
+	}
+	return msg, stream.Err()
+}
+
+func openaiChat(hc *http.Client, base string, retries int) error {
+	client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
+		openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(retries))
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch")}})
+	for stream.Next() {
+	}
+	return stream.Err()
+}
+
+func TestFaultsAsSDKsSeeThem(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/v1/"},
+		Rule{Name: "slack", URLPrefix: up.URL + "/api/"})
+	add := func(f Fault) {
+		t.Helper()
+		if _, err := p.AddFault(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("anthropic overloaded", func(t *testing.T) {
+		before := hits.Load()
+		add(Fault{Kind: FaultRejectModelRequest})
+		_, err := anthropicStream(anthropicClient(hc, up.URL))
+		var apiErr *anthropic.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 529 || !strings.Contains(apiErr.RawJSON(), "overloaded_error") {
+			t.Fatalf("want a 529 overloaded_error from the SDK, got %v", err)
+		}
+		if hits.Load() != before {
+			t.Fatal("a rejected request went upstream")
+		}
+		if _, err := anthropicStream(anthropicClient(hc, up.URL)); err != nil {
+			t.Fatalf("the fault was once; the next request failed: %v", err)
+		}
+	})
+	t.Run("anthropic api_error", func(t *testing.T) {
+		add(Fault{Kind: FaultRejectModelRequest, Status: 500})
+		_, err := anthropicStream(anthropicClient(hc, up.URL))
+		var apiErr *anthropic.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 || !strings.Contains(apiErr.RawJSON(), "api_error") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("openai 429 is retried after Retry-After", func(t *testing.T) {
+		before := hits.Load()
+		add(Fault{Kind: FaultRejectModelRequest, Status: 429, RetryAfterMs: 300, Path: "/chat/completions"})
+		start := time.Now()
+		if err := openaiChat(hc, up.URL, 1); err != nil {
+			t.Fatalf("the SDK's retry should have succeeded: %v", err)
+		}
+		if d := time.Since(start); d < 300*time.Millisecond {
+			t.Fatalf("the SDK retried after %v; Retry-After-Ms said 300ms", d)
+		}
+		if hits.Load() != before+1 {
+			t.Fatalf("upstream hits %d -> %d; want the one retry", before, hits.Load())
+		}
+	})
+	for _, status := range []int{500, 503} {
+		t.Run("openai "+http.StatusText(status), func(t *testing.T) {
+			add(Fault{Kind: FaultRejectModelRequest, Status: status})
+			err := openaiChat(hc, up.URL, 0)
+			var apiErr *openai.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != status || apiErr.Type != "server_error" {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	t.Run("cut stream", func(t *testing.T) {
+		add(Fault{Kind: FaultCutStream, After: 2})
+		_, err := anthropicStream(anthropicClient(hc, up.URL))
+		if err == nil {
+			t.Fatal("a stream cut after two events ended without an error")
+		}
+	})
+	t.Run("stalled stream", func(t *testing.T) {
+		add(Fault{Kind: FaultStallStream, After: 1, DelayMs: 250})
+		start := time.Now()
+		if _, err := anthropicStream(anthropicClient(hc, up.URL)); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 250*time.Millisecond {
+			t.Fatalf("the stream took %v; the stall was 250ms", d)
+		}
+	})
+	t.Run("latency", func(t *testing.T) {
+		add(Fault{Kind: FaultLatency, DelayMs: 200, Route: "model"})
+		start := time.Now()
+		if _, err := anthropicStream(anthropicClient(hc, up.URL)); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Fatalf("took %v; want >= 200ms", d)
+		}
+	})
+	t.Run("lost acknowledgement", func(t *testing.T) {
+		before := hits.Load()
+		add(Fault{Kind: FaultLostAck, Path: "/api/chat.postMessage"})
+		api := slack.New("xoxb-test", slack.OptionAPIURL(up.URL+"/api/"), slack.OptionHTTPClient(hc))
+		if _, _, err := api.PostMessage("C0EVAL0001", slack.MsgOptionText("hi", false)); err == nil {
+			t.Fatal("the agent got an answer despite the lost acknowledgement")
+		}
+		if hits.Load() != before+1 {
+			t.Fatal("the upstream did not get the request")
+		}
+	})
+	t.Run("slack errors", func(t *testing.T) {
+		api := slack.New("xoxb-test", slack.OptionAPIURL(up.URL+"/api/"), slack.OptionHTTPClient(hc))
+		add(Fault{Kind: FaultSlackError, SlackMethod: "chat.postMessage", SlackError: "not_in_channel"})
+		_, _, err := api.PostMessage("C0EVAL0001", slack.MsgOptionText("hi", false))
+		var se slack.SlackErrorResponse
+		if !errors.As(err, &se) || se.Err != "not_in_channel" {
+			t.Fatalf("got %v", err)
+		}
+		add(Fault{Kind: FaultSlackError, SlackMethod: "chat.postMessage", SlackError: "ratelimited", RetryAfterMs: 2000})
+		_, _, err = api.PostMessage("C0EVAL0001", slack.MsgOptionText("hi", false))
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || rl.RetryAfter != 2*time.Second {
+			t.Fatalf("got %v", err)
+		}
+	})
+	if len(p.Faults()) != 0 {
+		t.Fatalf("faults left: %+v", p.Faults())
+	}
+}
+
+func TestControlFaults(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/v1/"})
+	control := httptest.NewServer(p.Control("tok"))
+	defer control.Close()
+	do := func(method, body string) int {
+		req, _ := http.NewRequest(method, control.URL+"/v1/faults", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := do("POST", `{"kind":"explode"}`); code != http.StatusBadRequest {
+		t.Fatalf("unknown kind: %d", code)
+	}
+	if code := do("POST", `{"kind":"reject_model_request"}`); code != http.StatusCreated {
+		t.Fatalf("add: %d", code)
+	}
+	resp, err := hc.Post(up.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 529 {
+		t.Fatalf("status %d; want 529", resp.StatusCode)
+	}
+	do("POST", `{"kind":"reject_model_request","times":-1}`)
+	if code := do("DELETE", ""); code != http.StatusNoContent || len(p.Faults()) != 0 {
+		t.Fatalf("delete: %d, left %d", code, len(p.Faults()))
+	}
+}
