@@ -408,3 +408,91 @@ func TestControlEvents(t *testing.T) {
 		t.Fatalf("the mock does not have the reply: %+v %v", p.Slack.Calls(""), p.Slack.Messages("C0EVAL0001"))
 	}
 }
+
+// TestLoad runs 200 concurrent streamed model requests with a subscriber
+// that holds every tool_request: none is lost, each request's events
+// come in order, and memory comes back down.
+func TestLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	hc.Transport.(*http.Transport).MaxIdleConnsPerHost = 200
+	var mu sync.Mutex
+	byRequest := map[int64][]EventType{}
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		mu.Lock()
+		byRequest[ev.Request] = append(byRequest[ev.Request], ev.Type)
+		mu.Unlock()
+		if ev.Type == EventToolRequest {
+			sleep(ctx, 20*time.Millisecond)
+		}
+	})()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+
+	const n = 200
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"model":"claude-test","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"request %d"}]}`, i)
+			resp, err := hc.Post(up.URL+"/v1/messages", "application/json", strings.NewReader(body))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || !strings.HasSuffix(strings.TrimSpace(string(b)), `{"type":"message_stop"}`) {
+				errs <- fmt.Errorf("request %d: %v, body ends %q", i, err, b[max(0, len(b)-40):])
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		complete := 0
+		for _, seq := range byRequest {
+			if len(seq) > 0 && seq[len(seq)-1] == EventDone {
+				complete++
+			}
+		}
+		mu.Unlock()
+		if complete == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests reported done", complete, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for req, seq := range byRequest {
+		var got []string
+		for _, s := range seq {
+			got = append(got, string(s))
+		}
+		if strings.Join(got, ",") != "request,model_request,response,tool_request,done" {
+			t.Fatalf("request %d: events %v", req, got)
+		}
+	}
+	hc.CloseIdleConnections()
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 16<<20 {
+		t.Fatalf("the heap grew by %d MiB over 200 requests", grown>>20)
+	}
+	t.Logf("heap %d KiB -> %d KiB", before.HeapAlloc>>10, after.HeapAlloc>>10)
+}
