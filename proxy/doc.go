@@ -14,10 +14,19 @@
 //   - replay: replay a recording, or answer 412 with the nearest recording
 //     and the parts that differ; nothing goes live;
 //   - record: go live and record again;
-//   - passthrough: go live and write nothing.
+//   - passthrough: go live and write nothing;
+//   - mock: answer from the in-process Slack mock (package proxy/slack).
 //
-// Every response carries X-Agentvcr: replayed, recorded, live, missed or
-// passthrough. Recordings go to go-vcr v3 cassettes (package
-// proxy/cassette), one file per rule, redacted and secret-scanned before
-// they are written; 429 and 5xx responses are never recorded.
+// Every response carries X-Agentvcr: replayed, recorded, live, missed,
+// passthrough, mocked or fault. Recordings go to go-vcr v3 cassettes
+// (package proxy/cassette), one file per rule, redacted and secret-scanned
+// before they are written; 429 and 5xx responses are never recorded.
+//
+// While it serves, the proxy reads model traffic with package proxy/wire
+// and reports each request's progress (Subscribe): the model request, the
+// tools the model asks for, the Slack replies the agent delivers. A
+// subscriber that does not return holds the request there, so a test can
+// act before the agent goes on. Faults (AddFault) make a request fail the
+// way providers and Slack fail. Control serves all of it over HTTP for
+// tests in other languages.
 package proxy
