@@ -268,10 +268,21 @@ func TestSlackGoAgainstMock(t *testing.T) {
 	if !strings.Contains(body, "Yes, it finished at noon.") || strings.Contains(body, `"again"`) {
 		t.Fatalf("channel messages: %s", body)
 	}
+	// A method the mock does not know fails the test scope it came in.
+	if err := p.BeginScope("unknown method"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.GetTeamInfo(); err == nil || !strings.Contains(err.Error(), "unknown_method") {
+		t.Fatalf("team.info: %v", err)
+	}
+	res, err := p.EndScope("unknown method", true)
+	if !errors.Is(err, ErrUnknownSlackMethod) || len(res.UnknownSlack) != 1 || res.UnknownSlack[0] != "team.info" {
+		t.Fatalf("EndScope: %+v, %v", res, err)
+	}
 	if hits.Load() != 0 {
 		t.Fatalf("mock mode reached the upstream %d times", hits.Load())
 	}
-	if s := p.Stats(); s.Mocked != 3 || s.Missed != 0 {
+	if s := p.Stats(); s.Mocked != 4 || s.Missed != 0 {
 		t.Fatalf("stats: %+v", s)
 	}
 }

@@ -49,6 +49,10 @@ func (p *Proxy) Control(token string) http.Handler {
 		switch {
 		case errors.Is(err, ErrScopeNotOpen):
 			writeError(w, http.StatusConflict, err.Error())
+		case errors.Is(err, ErrUnknownSlackMethod):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "unknownSlack": res.UnknownSlack})
 		case err != nil:
 			writeError(w, http.StatusInternalServerError, err.Error())
 		default:

@@ -496,3 +496,30 @@ func TestLoad(t *testing.T) {
 	}
 	t.Logf("heap %d KiB -> %d KiB", before.HeapAlloc>>10, after.HeapAlloc>>10)
 }
+
+// TestProgressOfAReplay: a replayed stream reports the same progress as
+// the live one it was recorded from.
+func TestProgressOfAReplay(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	var live recorder
+	unsubscribe := p.Subscribe(live.handle)
+	sdkCalls["anthropic"](t, hc, up.URL)
+	live.wait(t, EventDone)
+	unsubscribe()
+	for deadline := time.Now().Add(2 * time.Second); p.Stats().Recorded != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not recorded")
+		}
+	}
+	p.Mode = ModeReplay
+	var replayed recorder
+	defer p.Subscribe(replayed.handle)()
+	sdkCalls["anthropic"](t, hc, up.URL)
+	evs := replayed.wait(t, EventDone)
+	if types(evs) != types(live.events) || p.Stats().Replayed != 1 {
+		t.Fatalf("replay events %s; live %s", types(evs), types(live.events))
+	}
+}

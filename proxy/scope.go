@@ -14,6 +14,7 @@ import (
 type scope struct {
 	name     string
 	missed   int // misses at its start, to count its own
+	unknown  int // unknown Slack methods at its start
 	recorded []scoped
 	ended    bool
 }
@@ -27,12 +28,19 @@ type scoped struct {
 type ScopeResult struct {
 	Missed   int `json:"missed"`
 	Recorded int `json:"recorded"`
+	// UnknownSlack are the Slack methods the agent called that the mock
+	// does not know; a scope with any counts as failed.
+	UnknownSlack []string `json:"unknownSlack,omitempty"`
 }
 
 // Errors of the scope calls, for the control API to answer with.
 var (
 	ErrScopeOpen    = errors.New("a test scope is open already")
 	ErrScopeNotOpen = errors.New("no test scope of that name is open")
+	// ErrUnknownSlackMethod fails a scope in which the agent called a
+	// Slack method the mock does not know: the mock answered
+	// unknown_method, so the test did not see what Slack would do.
+	ErrUnknownSlackMethod = errors.New("the agent called Slack methods the mock does not know")
 )
 
 func (p *Proxy) currentScope() *scope {
@@ -46,22 +54,29 @@ func (p *Proxy) BeginScope(name string) error {
 	if name == "" {
 		return errors.New("a test scope needs a name")
 	}
+	if err := p.init(); err != nil {
+		return err
+	}
+	unknown := len(p.Slack.Unknown())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.scope != nil {
 		return fmt.Errorf("%w: %q", ErrScopeOpen, p.scope.name)
 	}
-	p.scope = &scope{name: name, missed: p.stats.Missed}
+	p.scope = &scope{name: name, missed: p.stats.Missed, unknown: unknown}
 	return nil
 }
 
 // EndScope closes the open scope. If the test passed, the scope's
 // recordings are written to their cassettes; if not, they are dropped, as
-// if never made.
+// if never made. A scope in which the agent called a Slack method the mock
+// does not know counts as failed, and EndScope returns
+// ErrUnknownSlackMethod.
 func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if err := p.init(); err != nil {
 		return ScopeResult{}, err
 	}
+	unknown := p.Slack.Unknown()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sc := p.scope
@@ -71,6 +86,12 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	p.scope = nil
 	sc.ended = true
 	res := ScopeResult{Missed: p.stats.Missed - sc.missed, Recorded: len(sc.recorded)}
+	var failed error
+	if len(unknown) > sc.unknown {
+		res.UnknownSlack = unknown[sc.unknown:]
+		failed = fmt.Errorf("%w: %v; the scope counts as failed and its recordings were dropped (add the method to proxy/slack, or give Slack a rule in another mode)", ErrUnknownSlackMethod, res.UnknownSlack)
+		passed = false
+	}
 	touched := map[*ruleState]bool{}
 	for _, r := range sc.recorded {
 		touched[r.st] = true
@@ -103,7 +124,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	}
 	p.stats.Recorded -= len(sc.recorded)
 	res.Recorded = 0
-	return res, nil
+	return res, failed
 }
 
 // OpenScope returns the name of the open test scope, or "".
