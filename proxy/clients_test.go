@@ -80,6 +80,10 @@ func providers(hits *atomic.Int64) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"1790000001.000200","message":{"text":%q}}`, r.Form.Get("channel"), r.Form.Get("text"))
 	})
+	mux.HandleFunc("POST /v3/ai/language-model", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"content":[{"type":"tool-call","toolCallId":"call_1","toolName":"webFetch","input":"{\"url\":\"https://example.com\"}"}],"finishReason":{"unified":"tool-calls","raw":"tool_use"},"usage":{"inputTokens":{"total":12},"outputTokens":{"total":7}},"warnings":[]}`)
+	})
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from upstream") })
 	return httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

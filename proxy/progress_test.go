@@ -187,6 +187,36 @@ func TestProgressPerDialect(t *testing.T) {
 	}
 }
 
+// TestProgressOfTheAISDKGateway: the AI SDK gateway protocol names the
+// model in a header and answers generateText with one JSON document.
+func TestProgressOfTheAISDKGateway(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	defer up.Close()
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	var rec recorder
+	defer p.Subscribe(rec.handle)()
+	req, _ := http.NewRequest("POST", up.URL+"/v3/ai/language-model", strings.NewReader(`{"prompt":[{"role":"user","content":[{"type":"text","text":"fetch"}]}],"tools":[{"type":"function","name":"webFetch","inputSchema":{}}]}`))
+	req.Header.Set("ai-language-model-id", "anthropic/claude-sonnet-4")
+	req.Header.Set("ai-language-model-streaming", "false")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	evs := rec.wait(t, EventDone)
+	if got := types(evs); got != "request,model_request,response,tool_request,done" {
+		t.Fatalf("events %s", got)
+	}
+	if m := evs[1].Model; m.Model != "anthropic/claude-sonnet-4" || m.Stream || evs[1].Purpose != "agent" {
+		t.Fatalf("model_request %+v", m)
+	}
+	if !sameJSON(evs[3].Args, []byte(fetchArgs)) || evs[4].Finish.Reason != "tool-calls" || evs[4].Finish.InputTokens != 12 {
+		t.Fatalf("tool_request %s, done %+v", evs[3].Args, evs[4].Finish)
+	}
+}
+
 func TestToolRequestHoldDelaysTheToolCall(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
@@ -301,11 +331,11 @@ func TestHoldExpires(t *testing.T) {
 	defer up.Close()
 	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
 	p.HoldTimeout = 100 * time.Millisecond
-	defer p.Subscribe(func(ctx context.Context, ev Event) {
+	unsubscribe := p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventModelRequest {
 			<-ctx.Done()
 		}
-	})()
+	})
 	resp, err := hc.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +347,24 @@ func TestHoldExpires(t *testing.T) {
 	}
 	if hits.Load() != 0 {
 		t.Fatal("a request whose hold expired went upstream")
+	}
+
+	// A hold on the response side cuts the stream the agent reads.
+	unsubscribe()
+	var rec recorder
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		rec.handle(ctx, ev)
+		if ev.Type == EventToolRequest {
+			<-ctx.Done()
+		}
+	})()
+	_, err = anthropicStream(anthropicClient(hc, up.URL))
+	if err == nil {
+		t.Fatal("the stream held past its deadline ended without an error")
+	}
+	evs := rec.wait(t, EventError)
+	if last := evs[len(evs)-1]; !strings.Contains(last.Error, "hold on tool_request") {
+		t.Fatalf("last event %+v", last)
 	}
 }
 
