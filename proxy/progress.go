@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,10 +84,12 @@ type Event struct {
 }
 
 // Handler is called with each event, in the order of the request's
-// steps, from the request's goroutine. The request waits until it returns:
-// that is a hold. ctx ends when the request is cancelled or the hold
-// outlasts Proxy.HoldTimeout; a handler that holds must return then.
-// Handlers of concurrent requests run concurrently.
+// steps, in the request's goroutine, and the request waits until it
+// returns. For model_request, tool_request and reply that wait is a hold:
+// ctx ends when the agent gives up or the hold outlasts
+// Proxy.HoldTimeout, and a handler that holds must return then; the
+// request fails. Other events are not for holding: their handlers should
+// return at once. Handlers of concurrent requests run concurrently.
 type Handler func(ctx context.Context, ev Event)
 
 // HoldExpiredError is the error of a request whose hold outlasted
@@ -106,6 +109,7 @@ type events struct {
 	mu       sync.Mutex
 	subs     map[int64]Handler
 	nextSub  int64
+	handlers atomic.Pointer[[]Handler] // subs as a list, rebuilt on change
 	nextID   atomic.Int64
 	nextReq  atomic.Int64
 	observed atomic.Bool
@@ -124,13 +128,28 @@ func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) {
 	e.nextSub++
 	id := e.nextSub
 	e.subs[id] = h
-	e.observed.Store(true)
+	e.publish()
 	return func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		delete(e.subs, id)
-		e.observed.Store(len(e.subs) > 0)
+		e.publish()
 	}
+}
+
+// publish rebuilds the handler list, in subscription order; e.mu is held.
+func (e *events) publish() {
+	ids := make([]int64, 0, len(e.subs))
+	for id := range e.subs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	list := make([]Handler, len(ids))
+	for i, id := range ids {
+		list[i] = e.subs[id]
+	}
+	e.handlers.Store(&list)
+	e.observed.Store(len(list) > 0)
 }
 
 // DefaultClassify names a model request's purpose: "agent" when it
@@ -157,12 +176,10 @@ type observation struct {
 // emit hands ev to every subscriber in turn and waits for each.
 func (o *observation) emit(ev Event) error {
 	e := &o.p.events
-	e.mu.Lock()
-	handlers := make([]Handler, 0, len(e.subs))
-	for _, h := range e.subs {
-		handlers = append(handlers, h)
+	var handlers []Handler
+	if l := e.handlers.Load(); l != nil {
+		handlers = *l
 	}
-	e.mu.Unlock()
 	ev.ID = e.nextID.Add(1)
 	ev.Time = time.Now()
 	ev.Request, ev.Route, ev.Method, ev.URL = o.base.Request, o.base.Route, o.base.Method, o.base.URL
@@ -175,25 +192,23 @@ func (o *observation) emit(ev Event) error {
 	return nil
 }
 
-// deliver runs h and waits for it, the request's cancellation or the
-// hold deadline, whichever comes first.
+// deliver runs h in the request's goroutine. A handler that holds
+// returns when its context ends; the hold then fails the request.
 func (o *observation) deliver(h Handler, ev Event) error {
+	if !holdable[ev.Type] {
+		h(o.ctx, ev)
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(o.ctx, o.p.HoldTimeout)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h(ctx, ev)
-	}()
-	select {
-	case <-done:
+	h(ctx, ev)
+	if ctx.Err() == nil {
 		return nil
-	case <-ctx.Done():
-		if err := o.ctx.Err(); err != nil {
-			return err
-		}
-		return &HoldExpiredError{Event: ev.Type, After: o.p.HoldTimeout, Request: ev.Method + " " + ev.URL}
 	}
+	if err := o.ctx.Err(); err != nil {
+		return context.Cause(o.ctx)
+	}
+	return &HoldExpiredError{Event: ev.Type, After: o.p.HoldTimeout, Request: ev.Method + " " + ev.URL}
 }
 
 // replyMethods are the Slack methods that deliver a message.
