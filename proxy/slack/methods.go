@@ -43,7 +43,11 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
 	p, token, err := params(r)
 	if err != nil {
-		writeResult(w, http.StatusOK, fail("invalid_form_data"))
+		code := "invalid_form_data"
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			code = "invalid_json"
+		}
+		writeResult(w, http.StatusOK, fail(code))
 		return
 	}
 	m.mu.Lock()

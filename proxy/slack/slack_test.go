@@ -2,6 +2,8 @@ package slack
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -115,5 +117,38 @@ func TestErrorsAndRateLimits(t *testing.T) {
 	}
 	if got := m.Unknown(); len(got) != 1 || got[0] != "team.info" {
 		t.Fatalf("unknown %v", got)
+	}
+}
+
+// TestJSONBodies: agents on the Node SDK post JSON with a bearer token.
+func TestJSONBodies(t *testing.T) {
+	m := New()
+	m.AddChannel(Channel{ID: "C0CHAN0001", Name: "deploys"})
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	post := func(body string) string {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/chat.postMessage", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		req.Header.Set("Authorization", "Bearer xoxb-test-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := post(`{"channel":"C0CHAN0001","text":"shipped","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"shipped"}}]}`); !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("JSON post: %s", got)
+	}
+	msgs := m.Messages("C0CHAN0001")
+	if len(msgs) != 1 || msgs[0].Text != "shipped" || !strings.Contains(string(msgs[0].Blocks), "mrkdwn") {
+		t.Fatalf("messages %+v", msgs)
+	}
+	if got := post(`{"channel":`); !strings.Contains(got, `"error":"invalid_json"`) {
+		t.Fatalf("malformed JSON: %s", got)
+	}
+	if len(m.Messages("C0CHAN0001")) != 1 {
+		t.Fatal("a malformed call changed the state")
 	}
 }
