@@ -318,6 +318,17 @@ func TestNoCARefused(t *testing.T) {
 	}
 }
 
+func TestUnknownDialectRefused(t *testing.T) {
+	authority, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{CA: authority, Dir: t.TempDir(), Rules: []Rule{{Name: "model", Dialect: "gemini"}}}
+	if err := p.Start(); err == nil || !strings.Contains(err.Error(), `rule model: unknown dialect "gemini"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
 func TestScopes(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, ModeAuto, dir)
