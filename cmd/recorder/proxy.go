@@ -51,7 +51,13 @@ open test scope as failed, which writes nothing, and stops.
 
 Modes: auto (replay, or go live and record), replay (a miss gets 412 and
 nothing goes live), record (go live and record again), passthrough (go live,
-write nothing). The default is auto, or replay when $CI is set.`,
+write nothing), mock (Slack answered by the in-process mock; for a rule,
+"mode: mock" in --config). The default is auto, or replay when $CI is set.
+
+The control API (loopback, bearer token) opens and ends test scopes,
+streams progress events (GET /v1/events?hold=...) and releases holds,
+queues faults (POST /v1/faults), and seeds and reads the Slack mock; the
+README lists every call.`,
 		Example: `  recorder proxy --dir recordings/cassettes
   recorder proxy --mode replay --allow https://api.example.com --timing realtime
   recorder proxy --config proxy.yaml --listen 127.0.0.1:8899`,
@@ -61,7 +67,7 @@ write nothing). The default is auto, or replay when $CI is set.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8899", "address of the proxy")
 	fl.StringVar(&f.control, "control", "127.0.0.1:0", "address of the control API (loopback only)")
-	fl.StringVar(&f.mode, "mode", "", "auto, replay, record or passthrough (default auto; replay when $CI is set)")
+	fl.StringVar(&f.mode, "mode", "", "auto, replay, record, passthrough or mock (default auto; replay when $CI is set)")
 	fl.StringVar(&f.dir, "dir", "recordings/cassettes", "directory of the cassettes")
 	fl.StringVar(&f.config, "config", "", "rules and allow list (YAML or JSON); replaces the defaults")
 	fl.StringArrayVar(&f.allow, "allow", nil, "also allow this origin (scheme://host[:port]); repeatable")
