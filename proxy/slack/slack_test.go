@@ -1,10 +1,13 @@
 package slack
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +154,26 @@ func TestJSONBodies(t *testing.T) {
 	if len(m.Messages("C0CHAN0001")) != 1 {
 		t.Fatal("a malformed call changed the state")
 	}
+}
+
+// FuzzServeHTTP: any body, in any of the encodings, gets a JSON answer
+// and never a panic.
+func FuzzServeHTTP(f *testing.F) {
+	f.Add("chat.postMessage", uint8(0), []byte(`{"channel":"C0CHAN0001","text":"hi","thread_ts":"1790000001.000100"}`))
+	f.Add("conversations.replies", uint8(1), []byte("channel=C0CHAN0001&ts=1790000001.000100"))
+	f.Add("reactions.add", uint8(2), []byte("--x\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nok\r\n--x--\r\n"))
+	types := []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}
+	f.Fuzz(func(t *testing.T, method string, ct uint8, body []byte) {
+		m := New()
+		m.AddChannel(Channel{ID: "C0CHAN0001", Name: "deploys"})
+		m.AddMessage("C0CHAN0001", Message{TS: "1790000001.000100", Text: "parent"})
+		req := httptest.NewRequest("POST", "/api/"+url.PathEscape(method), bytes.NewReader(body))
+		req.Header.Set("Content-Type", types[int(ct)%len(types)])
+		req.Header.Set("Authorization", "Bearer xoxb-test")
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, req)
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("not JSON: %q", rec.Body.Bytes())
+		}
+	})
 }
