@@ -106,14 +106,20 @@ func (e *HoldExpiredError) Error() string {
 
 // events is the proxy's subscribers and open holds.
 type events struct {
-	mu       sync.Mutex
-	subs     map[int64]Handler
-	nextSub  int64
-	handlers atomic.Pointer[[]Handler] // subs as a list, rebuilt on change
+	mu      sync.Mutex
+	subs    []subscription // in subscription order
+	nextSub int64
+	// handlers is subs' handlers, replaced on every change, so that
+	// requests read it without the lock.
+	handlers atomic.Pointer[[]Handler]
 	nextID   atomic.Int64
 	nextReq  atomic.Int64
-	observed atomic.Bool
 	holds    map[int64]chan struct{} // event id -> closed on release
+}
+
+type subscription struct {
+	id int64
+	h  Handler
 }
 
 // Subscribe calls h with every event from now on, until the returned
@@ -122,34 +128,33 @@ func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) {
 	e := &p.events
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.subs == nil {
-		e.subs = map[int64]Handler{}
-	}
 	e.nextSub++
 	id := e.nextSub
-	e.subs[id] = h
+	e.subs = append(e.subs, subscription{id, h})
 	e.publish()
 	return func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		delete(e.subs, id)
+		e.subs = slices.DeleteFunc(e.subs, func(s subscription) bool { return s.id == id })
 		e.publish()
 	}
 }
 
-// publish rebuilds the handler list, in subscription order; e.mu is held.
+// publish replaces the handler list; e.mu is held.
 func (e *events) publish() {
-	ids := make([]int64, 0, len(e.subs))
-	for id := range e.subs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	list := make([]Handler, len(ids))
-	for i, id := range ids {
-		list[i] = e.subs[id]
+	list := make([]Handler, len(e.subs))
+	for i, s := range e.subs {
+		list[i] = s.h
 	}
 	e.handlers.Store(&list)
-	e.observed.Store(len(list) > 0)
+}
+
+// list returns the current handlers.
+func (e *events) list() []Handler {
+	if l := e.handlers.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // DefaultClassify names a model request's purpose: "agent" when it
@@ -176,10 +181,7 @@ type observation struct {
 // emit hands ev to every subscriber in turn and waits for each.
 func (o *observation) emit(ev Event) error {
 	e := &o.p.events
-	var handlers []Handler
-	if l := e.handlers.Load(); l != nil {
-		handlers = *l
-	}
+	handlers := e.list()
 	ev.ID = e.nextID.Add(1)
 	ev.Time = time.Now()
 	ev.Request, ev.Route, ev.Method, ev.URL = o.base.Request, o.base.Route, o.base.Method, o.base.URL
@@ -216,12 +218,13 @@ var replyMethods = []string{"/api/chat.postMessage", "/api/chat.update", "/api/c
 
 // observe serves a request, reporting its progress to the subscribers.
 func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
-	if !p.events.observed.Load() && !p.hasFaults() {
-		return p.serve(req)
+	st := p.rule(req)
+	if len(p.events.list()) == 0 && !p.hasFaults() {
+		return p.serve(req, st)
 	}
 	o := &observation{p: p, ctx: req.Context(), start: time.Now(), base: Event{
 		Request: p.events.nextReq.Add(1), Method: req.Method, URL: req.URL.String(), Route: origin(req.URL)}}
-	if st := p.rule(req); st != nil {
+	if st != nil {
 		o.base.Route = st.rule.Name
 	}
 	fail := func(err error) (*http.Response, error) {
@@ -235,8 +238,8 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 	if err := o.emit(Event{Type: EventRequest}); err != nil {
 		return fail(err)
 	}
-	dialect := p.dialect(req)
-	isReply := req.Method == http.MethodPost && hasSuffix(req.URL.Path, replyMethods)
+	dialect := dialectOf(req, st)
+	isReply := req.Method == http.MethodPost && slices.ContainsFunc(replyMethods, func(m string) bool { return strings.HasSuffix(req.URL.Path, m) })
 	var body []byte
 	if dialect != "" || isReply {
 		var err error
@@ -251,7 +254,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 			return fail(err)
 		}
 	}
-	resp, err := p.serveFaulty(o, req, dialect)
+	resp, err := p.serveFaulty(o, req, st, dialect)
 	if err != nil {
 		o.emit(Event{Type: EventError, Error: err.Error()})
 		return resp, err
@@ -282,7 +285,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 }
 
 // serveFaulty serves a request, injecting the faults queued for it.
-func (p *Proxy) serveFaulty(o *observation, req *http.Request, dialect wire.Dialect) (*http.Response, error) {
+func (p *Proxy) serveFaulty(o *observation, req *http.Request, st *ruleState, dialect wire.Dialect) (*http.Response, error) {
 	route := o.base.Route
 	kind := func(k FaultKind) func(*Fault) bool { return func(f *Fault) bool { return f.Kind == k } }
 	if f := p.takeFault(req, route, kind(FaultLatency)); f != nil {
@@ -301,7 +304,7 @@ func (p *Proxy) serveFaulty(o *observation, req *http.Request, dialect wire.Dial
 		}
 	}
 	lost := p.takeFault(req, route, kind(FaultLostAck))
-	resp, err := p.serve(req)
+	resp, err := p.serve(req, st)
 	if err != nil || resp == nil {
 		return resp, err
 	}
@@ -316,28 +319,19 @@ func (p *Proxy) serveFaulty(o *observation, req *http.Request, dialect wire.Dial
 	return resp, nil
 }
 
-// dialect returns the model dialect a request speaks: its rule's, or
+// dialectOf returns the model dialect a request speaks: its rule's, or
 // the one its path names. Only POSTs are model requests.
-func (p *Proxy) dialect(req *http.Request) wire.Dialect {
+func dialectOf(req *http.Request, st *ruleState) wire.Dialect {
 	if req.Method != http.MethodPost {
 		return ""
 	}
-	if st := p.rule(req); st != nil && st.rule.Dialect != "" {
+	if st != nil && st.rule.Dialect != "" {
 		if st.rule.Dialect == "none" {
 			return ""
 		}
 		return st.rule.Dialect
 	}
 	return wire.DialectOf(req.URL.Path)
-}
-
-func hasSuffix(s string, suffixes []string) bool {
-	for _, x := range suffixes {
-		if strings.HasSuffix(s, x) {
-			return true
-		}
-	}
-	return false
 }
 
 // observedBody reports a response body's progress as the agent reads it.

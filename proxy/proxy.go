@@ -365,9 +365,9 @@ func (p *Proxy) logf(format string, args ...any) {
 	}
 }
 
-// serve answers one allowed request by its rule's mode.
-func (p *Proxy) serve(req *http.Request) (*http.Response, error) {
-	st := p.rule(req)
+// serve answers one allowed request by the mode of its rule, st (nil
+// when no rule matched).
+func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) {
 	if st == nil {
 		return p.live(req, "passthrough")
 	}
