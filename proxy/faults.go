@@ -148,7 +148,7 @@ func (p *Proxy) hasFaults() bool {
 }
 
 // rejection is a provider's error response for dialect d.
-func rejection(req *http.Request, d wire.Dialect, f *Fault) *http.Response {
+func (p *Proxy) rejection(req *http.Request, d wire.Dialect, f *Fault) *http.Response {
 	status := f.Status
 	var body any
 	switch d {
@@ -187,10 +187,8 @@ func rejection(req *http.Request, d wire.Dialect, f *Fault) *http.Response {
 		body = map[string]any{"error": e}
 	}
 	b, _ := json.Marshal(body)
-	resp := &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(string(b))), ContentLength: int64(len(b)), Request: req}
+	resp := p.text(req, status, "fault", string(b))
 	retryAfter(resp.Header, f.RetryAfterMs)
-	resp.Header.Set(Header, "fault")
 	return resp
 }
 
@@ -202,13 +200,13 @@ func retryAfter(h http.Header, ms int) {
 }
 
 // slackFault answers a Slack call with the fault's error.
-func slackFault(req *http.Request, f *Fault) *http.Response {
+func (p *Proxy) slackFault(req *http.Request, f *Fault) *http.Response {
 	status, body := http.StatusOK, fmt.Sprintf(`{"ok":false,"error":%q}`, f.SlackError)
 	if f.SlackError == "ratelimited" {
 		status = http.StatusTooManyRequests
 	}
-	resp := &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}
+	resp := p.text(req, status, "fault", body)
+	resp.Header.Set("Content-Type", "application/json; charset=utf-8")
 	if status == http.StatusTooManyRequests {
 		ms := f.RetryAfterMs
 		if ms == 0 {
@@ -216,12 +214,14 @@ func slackFault(req *http.Request, f *Fault) *http.Response {
 		}
 		retryAfter(resp.Header, ms)
 	}
-	resp.Header.Set(Header, "fault")
 	return resp
 }
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -296,11 +296,11 @@ func (p *Proxy) serveFaulty(o *observation, req *http.Request, st *ruleState, di
 	if f := p.takeFault(req, route, func(f *Fault) bool {
 		return f.Kind == FaultSlackError && strings.HasSuffix(req.URL.Path, "/api/"+f.SlackMethod)
 	}); f != nil {
-		return slackFault(req, f), nil
+		return p.slackFault(req, f), nil
 	}
 	if dialect != "" {
 		if f := p.takeFault(req, route, kind(FaultRejectModelRequest)); f != nil {
-			return rejection(req, dialect, f), nil
+			return p.rejection(req, dialect, f), nil
 		}
 	}
 	lost := p.takeFault(req, route, kind(FaultLostAck))

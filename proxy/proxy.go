@@ -660,12 +660,8 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	ch := c.chunks[c.next]
 	if c.scale > 0 {
 		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
-		if wait := time.Until(due); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-c.ctx.Done():
-				return 0, c.ctx.Err()
-			}
+		if err := sleep(c.ctx, time.Until(due)); err != nil {
+			return 0, err
 		}
 	}
 	n := copy(b, c.body[c.pos:ch.End])
