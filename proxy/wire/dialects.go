@@ -154,9 +154,7 @@ func (p *Parser) responsesEvent(j gjson.Result) {
 			p.emitCall(c)
 		}
 	case "response.completed", "response.incomplete":
-		f := responsesFinish(j.Get("response"))
-		p.reason, p.inputTokens, p.outputTokens = f.Reason, f.InputTokens, f.OutputTokens
-		p.finish()
+		p.finishWith(responsesFinish(j.Get("response")))
 	case "response.failed":
 		p.streamError(j.Get("response.error"))
 	case "error":
@@ -202,9 +200,7 @@ func (p *Parser) aisdkPart(j gjson.Result) {
 	case "tool-call":
 		p.emit(Event{Kind: KindToolCall, Tool: toolCall(j.Get("toolCallId").String(), j.Get("toolName").String(), j.Get("input").String())})
 	case "finish":
-		f := aisdkFinish(j)
-		p.reason, p.inputTokens, p.outputTokens = f.Reason, f.InputTokens, f.OutputTokens
-		p.finish()
+		p.finishWith(aisdkFinish(j))
 	case "error":
 		e := j.Get("error")
 		if e.Type == gjson.String {

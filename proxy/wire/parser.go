@@ -183,16 +183,14 @@ func (p *Parser) whole(body []byte) {
 	j := gjson.ParseBytes(body)
 	if p.status >= 300 || !j.IsObject() {
 		e := &Error{Status: p.status}
-		if p.status < 300 {
+		switch obj := j.Get("error"); {
+		case p.status < 300:
 			e.Type, e.Message = "unparsed", "the response is not a JSON object"
-		} else if t := j.Get("error.type"); t.Exists() {
-			e.Type, e.Message = t.String(), j.Get("error.message").String()
-			if e.Type == "" {
-				e.Type = j.Get("error.code").String()
-			}
-		} else if m := j.Get("error"); m.Type == gjson.String {
-			e.Message = m.String()
-		} else {
+		case obj.Get("type").Exists():
+			e = errorOf(obj, p.status)
+		case obj.Type == gjson.String:
+			e.Message = obj.String()
+		default:
 			e.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
 		}
 		p.emit(Event{Kind: KindError, Error: e})
@@ -231,8 +229,7 @@ func (p *Parser) whole(body []byte) {
 		}
 		f = aisdkFinish(j)
 	}
-	f.Truncated = truncated(f.Reason)
-	p.emit(Event{Kind: KindFinish, Finish: &f})
+	p.finishWith(f)
 }
 
 func (p *Parser) text(s string) {
@@ -243,20 +240,31 @@ func (p *Parser) text(s string) {
 
 // finish emits the finish from the state gathered so far.
 func (p *Parser) finish() {
+	p.finishWith(Finish{Reason: p.reason, InputTokens: p.inputTokens, OutputTokens: p.outputTokens})
+}
+
+// finishWith emits f as the response's finish.
+func (p *Parser) finishWith(f Finish) {
 	p.finished = true
-	p.emit(Event{Kind: KindFinish, Finish: &Finish{Reason: p.reason, Truncated: truncated(p.reason),
-		InputTokens: p.inputTokens, OutputTokens: p.outputTokens}})
+	f.Truncated = truncated(f.Reason)
+	p.emit(Event{Kind: KindFinish, Finish: &f})
 }
 
 // streamError emits an error that came inside a stream; the stream is
 // over as far as progress goes.
 func (p *Parser) streamError(e gjson.Result) {
 	p.finished = true
+	p.emit(Event{Kind: KindError, Error: errorOf(e, p.status)})
+}
+
+// errorOf reads a provider's error object: its type (or, failing that,
+// its code) and message.
+func errorOf(e gjson.Result, status int) *Error {
 	typ := e.Get("type").String()
 	if typ == "" {
 		typ = e.Get("code").String()
 	}
-	p.emit(Event{Kind: KindError, Error: &Error{Status: p.status, Type: typ, Message: e.Get("message").String()}})
+	return &Error{Status: status, Type: typ, Message: e.Get("message").String()}
 }
 
 // find returns the call with key, or nil.
