@@ -355,8 +355,6 @@ func (b *observedBody) Read(buf []byte) (int, error) {
 	if b.parser != nil && n > 0 {
 		b.parser.Write(buf[:n])
 		if herr := b.flush(); herr != nil {
-			b.err = herr
-			b.o.emit(Event{Type: EventError, Error: herr.Error()})
 			return 0, herr
 		}
 	}
@@ -383,9 +381,7 @@ func (b *observedBody) end(cause string) {
 	b.ended = true
 	if b.parser != nil {
 		b.parser.Close()
-		if err := b.flush(); err != nil {
-			b.o.emit(Event{Type: EventError, Error: err.Error()})
-		}
+		b.flush()
 		if cause != "" && !b.reported() {
 			b.o.emit(Event{Type: EventError, Error: cause})
 		}
@@ -401,7 +397,8 @@ func (b *observedBody) end(cause string) {
 // reported says the parser already ended the response (done or error).
 func (b *observedBody) reported() bool { return b.last == EventDone || b.last == EventError }
 
-// flush emits the parser's pending events.
+// flush emits the parser's pending events. A hold that fails ends the
+// body: the failure is reported, and Read returns it from then on.
 func (b *observedBody) flush() error {
 	for len(b.pending) > 0 {
 		e := b.pending[0]
@@ -420,6 +417,8 @@ func (b *observedBody) flush() error {
 		b.last = ev.Type
 		if err := b.o.emit(ev); err != nil {
 			b.pending = nil
+			b.err = err
+			b.o.emit(Event{Type: EventError, Error: err.Error()})
 			return err
 		}
 	}
