@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -207,20 +206,7 @@ func TestSlackGoAgainstMock(t *testing.T) {
 	up := providers(&hits)
 	defer up.Close()
 	p, hc := front(t, up, ModeReplay, t.TempDir(), Rule{Name: "slack", URLPrefix: up.URL + "/api/", Mode: ModeMock})
-	control := httptest.NewServer(p.Control("tok"))
-	defer control.Close()
-	do := func(method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, control.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	do := newControl(t, p, "tok").do
 	if code, body := do("POST", "/v1/slack/seed", `{"users":[{"id":"U0ALICE001","name":"alice","real_name":"Alice Example"}],
 		"channels":[{"id":"C0EVAL0001","name":"eval"}],
 		"messages":[{"channel":"C0EVAL0001","ts":"1790000000.000100","user":"U0ALICE001","text":"<@UBOT000001> is the deploy done?"}]}`); code != http.StatusOK {

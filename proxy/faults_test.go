@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -165,17 +164,10 @@ func TestControlFaults(t *testing.T) {
 	up := providers(&hits)
 	defer up.Close()
 	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/v1/"})
-	control := httptest.NewServer(p.Control("tok"))
-	defer control.Close()
+	ctl := newControl(t, p, "tok")
 	do := func(method, body string) int {
-		req, _ := http.NewRequest(method, control.URL+"/v1/faults", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer tok")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := ctl.do(method, "/v1/faults", body)
+		return code
 	}
 	if code := do("POST", `{"kind":"explode"}`); code != http.StatusBadRequest {
 		t.Fatalf("unknown kind: %d", code)

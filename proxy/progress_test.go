@@ -375,21 +375,11 @@ func TestControlEvents(t *testing.T) {
 	up := providers(&hits)
 	defer up.Close()
 	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "slack", URLPrefix: up.URL + "/api/", Mode: ModeMock})
-	control := httptest.NewServer(p.Control("tok"))
-	defer control.Close()
-	get := func(path string) *http.Response {
-		req, _ := http.NewRequest("GET", control.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer tok")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
+	ctl := newControl(t, p, "tok")
+	if code, _ := ctl.do("GET", "/v1/events?hold=stream_event", ""); code != http.StatusBadRequest {
+		t.Fatalf("holding stream_event: %d", code)
 	}
-	if resp := get("/v1/events?hold=stream_event"); resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("holding stream_event: %d", resp.StatusCode)
-	}
-	resp := get("/v1/events?hold=reply")
+	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=reply", "")
 	defer resp.Body.Close()
 	events := make(chan Event, 100)
 	go func() {
@@ -432,14 +422,8 @@ func TestControlEvents(t *testing.T) {
 	case <-time.After(150 * time.Millisecond):
 	}
 	release := func(id int64) int {
-		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/v1/events/%d/release", control.URL, id), nil)
-		req.Header.Set("Authorization", "Bearer tok")
-		r, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Body.Close()
-		return r.StatusCode
+		code, _ := ctl.do("POST", fmt.Sprintf("/v1/events/%d/release", id), "")
+		return code
 	}
 	if code := release(reply.ID); code != http.StatusNoContent {
 		t.Fatalf("release: %d", code)

@@ -110,6 +110,51 @@ func front(t *testing.T, upstream *httptest.Server, mode Mode, dir string, rules
 	return p, client
 }
 
+// control is a client of a proxy's control API, as a test in another
+// language would use it.
+type control struct {
+	t     *testing.T
+	url   string
+	token string
+}
+
+// newControl serves p's control API with token for the test's length.
+func newControl(t *testing.T, p *Proxy, token string) *control {
+	srv := httptest.NewServer(p.Control(token))
+	t.Cleanup(srv.Close)
+	return &control{t: t, url: srv.URL, token: token}
+}
+
+// open sends a call with token (none when empty) and returns the response
+// unread.
+func (c *control) open(token, method, path, body string) *http.Response {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.url+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// as sends a call with token and returns its status and body.
+func (c *control) as(token, method, path, body string) (int, string) {
+	c.t.Helper()
+	resp := c.open(token, method, path, body)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// do sends a call with the right token.
+func (c *control) do(method, path, body string) (int, string) {
+	c.t.Helper()
+	return c.as(c.token, method, path, body)
+}
+
 func (r *rig) post(t *testing.T, path, body string, headers ...string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", r.upstream.URL+path, strings.NewReader(body))
@@ -332,21 +377,8 @@ func TestUnknownDialectRefused(t *testing.T) {
 func TestScopes(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, ModeAuto, dir)
-	control := httptest.NewServer(r.proxy.Control("secret-token"))
-	defer control.Close()
-	call := func(method, path, body, token string) (int, string) {
-		req, _ := http.NewRequest(method, control.URL+path, strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	ctl := newControl(t, r.proxy, "secret-token")
+	call := func(method, path, body, token string) (int, string) { return ctl.as(token, method, path, body) }
 	if code, _ := call("GET", "/v1/stats", "", "wrong"); code != http.StatusUnauthorized {
 		t.Fatalf("wrong token: %d", code)
 	}
