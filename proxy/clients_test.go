@@ -90,6 +90,18 @@ func providers(hits *atomic.Int64) *httptest.Server {
 	}))
 }
 
+// anthropicClient is the Anthropic SDK through hc, without retries.
+func anthropicClient(hc *http.Client, base string) anthropic.Client {
+	return anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
+		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+}
+
+// openaiClient is the OpenAI SDK through hc, with the given retries.
+func openaiClient(hc *http.Client, base string, retries int) openai.Client {
+	return openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
+		openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(retries))
+}
+
 // recordThenReplay runs call once live and once more with the upstream
 // gone, and checks both runs saw the same thing.
 func recordThenReplay(t *testing.T, call func(t *testing.T, client *http.Client, base string) string) {
@@ -137,8 +149,7 @@ func TestOpenAISDKStreamWithToolCalls(t *testing.T) {
 
 func TestAnthropicSDKStreamWithToolUse(t *testing.T) {
 	recordThenReplay(t, func(t *testing.T, hc *http.Client, base string) string {
-		client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
-			anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+		client := anthropicClient(hc, base)
 		stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
 			Model:     "claude-test",
 			MaxTokens: 100,

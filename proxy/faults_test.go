@@ -10,16 +10,9 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
-	openaioption "github.com/openai/openai-go/v3/option"
 	"github.com/slack-go/slack"
 )
-
-func anthropicClient(hc *http.Client, base string) anthropic.Client {
-	return anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
-		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
-}
 
 func anthropicStream(c anthropic.Client) (anthropic.Message, error) {
 	stream := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
@@ -32,8 +25,7 @@ func anthropicStream(c anthropic.Client) (anthropic.Message, error) {
 }
 
 func openaiChat(hc *http.Client, base string, retries int) error {
-	client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
-		openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(retries))
+	client := openaiClient(hc, base, retries)
 	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch")}})
 	for stream.Next() {

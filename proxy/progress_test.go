@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
-	openaioption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -85,8 +83,7 @@ type sdkCall func(t *testing.T, hc *http.Client, base string) (name, args string
 
 var sdkCalls = map[string]sdkCall{
 	"anthropic": func(t *testing.T, hc *http.Client, base string) (string, string) {
-		client := anthropic.NewClient(anthropicoption.WithBaseURL(base), anthropicoption.WithAPIKey("sk-ant-test"),
-			anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+		client := anthropicClient(hc, base)
 		stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
 			Model: "claude-test", MaxTokens: 100,
 			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch example.com"))},
@@ -104,8 +101,7 @@ var sdkCalls = map[string]sdkCall{
 		return msg.Content[0].Name, string(msg.Content[0].Input)
 	},
 	"openai-chat": func(t *testing.T, hc *http.Client, base string) (string, string) {
-		client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
-			openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(0))
+		client := openaiClient(hc, base, 0)
 		stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
 			Model:    "gpt-test",
 			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch example.com")},
@@ -122,8 +118,7 @@ var sdkCalls = map[string]sdkCall{
 		return c.Function.Name, c.Function.Arguments
 	},
 	"openai-responses": func(t *testing.T, hc *http.Client, base string) (string, string) {
-		client := openai.NewClient(openaioption.WithBaseURL(base+"/v1/"), openaioption.WithAPIKey("sk-test"),
-			openaioption.WithHTTPClient(hc), openaioption.WithMaxRetries(0))
+		client := openaiClient(hc, base, 0)
 		stream := client.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
 			Model: "gpt-test",
 			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("fetch example.com")},
@@ -232,8 +227,7 @@ func TestToolRequestHoldDelaysTheToolCall(t *testing.T) {
 			}
 		}
 	})()
-	client := anthropic.NewClient(anthropicoption.WithBaseURL(up.URL), anthropicoption.WithAPIKey("sk-ant-test"),
-		anthropicoption.WithHTTPClient(hc), anthropicoption.WithMaxRetries(0))
+	client := anthropicClient(hc, up.URL)
 	stream := client.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{Model: "claude-test", MaxTokens: 100,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch"))}})
 	var got time.Time
