@@ -169,7 +169,7 @@ func TestToDirLeavesNothingWhenTheDatabaseGoesAway(t *testing.T) {
 	// when it goes away.
 	juniortest.Insert(t, conn, juniortest.Long(20000))
 	id := juniortest.Long(1).ID
-	other := juniortest.Connect(t, url)
+	other := pgtest.Connect(t, url)
 	var pid uint32
 	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)

@@ -358,12 +358,12 @@ func TestLoadCancelledWritesNothing(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v; want context.Canceled", err)
 	}
-	assertEmpty(t, juniortest.Connect(t, db.Config().ConnString()))
+	assertEmpty(t, pgtest.Connect(t, db.Config().ConnString()))
 }
 
 func TestLoadIntoDatabaseWithoutSchema(t *testing.T) {
 	path, _ := fileWith(t, 0, func(*history.Event) {})
-	conn := juniortest.Connect(t, pgtest.NewDatabase(t))
+	conn := pgtest.Connect(t, pgtest.NewDatabase(t))
 	_, err := (&Loader{DB: conn}).LoadFile(context.Background(), path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "recorder schema --apply") {
 		t.Fatalf("error %v; want a hint to apply the schema", err)

@@ -23,11 +23,7 @@ func TestLookupUnknownProfile(t *testing.T) {
 
 func TestApplyIsIdempotentAndMatchesPublicSchema(t *testing.T) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, pgtest.NewDatabase(t))
 	p, err := Lookup("")
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 func Database(t testing.TB) (string, *pgx.Conn) {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
-	conn := Connect(t, url)
+	conn := pgtest.Connect(t, url)
 	p, err := schema.Lookup("junior")
 	if err != nil {
 		t.Fatal(err)
@@ -24,17 +24,6 @@ func Database(t testing.TB) (string, *pgx.Conn) {
 		t.Fatal(err)
 	}
 	return url, conn
-}
-
-// Connect opens a connection that is closed at the end of the test.
-func Connect(t testing.TB, url string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
 }
 
 // Insert writes c into the database behind conn, failing the test on error.

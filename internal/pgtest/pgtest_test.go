@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"strings"
@@ -11,17 +10,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
-
-// connect opens a connection that is closed when t is done.
-func connect(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
 
 // hasTable reports whether the database conn is connected to has a table
 // named name.
@@ -39,7 +27,7 @@ func TestNewDatabaseIsEmptyAndDroppedAtCleanup(t *testing.T) {
 	t.Run("use", func(t *testing.T) {
 		for range 2 {
 			u := NewDatabase(t)
-			conn := connect(t, u)
+			conn := Connect(t, u)
 			if hasTable(t, conn, "recordings") {
 				t.Errorf("new database %s already has table recordings", u)
 			}
@@ -57,7 +45,7 @@ func TestNewDatabaseIsEmptyAndDroppedAtCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := connect(t, admin.String())
+	conn := Connect(t, admin.String())
 	for _, s := range urls {
 		u, err := url.Parse(s)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentvcr/agentvcr/internal/pgcluster"
 )
 
@@ -23,6 +25,18 @@ var shared struct {
 	once    sync.Once
 	cluster *pgcluster.Cluster
 	err     error
+}
+
+// Connect opens a connection to url that is closed at the end of the
+// test.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 // NewDatabase returns the URL of a new, empty database for t, and drops the
