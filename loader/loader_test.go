@@ -30,16 +30,8 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // event rows, in seq order, payload as jsonb text.
 func eventRows(t *testing.T, conn *pgx.Conn, id string) [][]any {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT seq, history_version, schema_version, idempotency_key, type,
+	return rowValues(t, conn, `SELECT seq, history_version, schema_version, idempotency_key, type,
 		payload::text, actor_identity_id, created_at FROM junior_conversation_events WHERE conversation_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func identityRows(t *testing.T, conn *pgx.Conn, ids []history.Identity) [][]any {
@@ -48,8 +40,14 @@ func identityRows(t *testing.T, conn *pgx.Conn, ids []history.Identity) [][]any 
 	for _, id := range ids {
 		keys = append(keys, id.ID)
 	}
-	rows, err := conn.Query(context.Background(), `SELECT i.*, u.* FROM junior_identities i
+	return rowValues(t, conn, `SELECT i.*, u.* FROM junior_identities i
 		LEFT JOIN junior_users u ON u.id = i.user_id WHERE i.id = ANY($1) ORDER BY i.id`, keys)
+}
+
+// rowValues returns every row of a query as its column values.
+func rowValues(t *testing.T, conn *pgx.Conn, sql string, args ...any) [][]any {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
