@@ -1,88 +1,64 @@
 package sanitize
 
 import (
+	"net/netip"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
-// span is one replacement in a string: bytes [start, end) become repl.
-type span struct {
-	start, end int
-	repl       string
-	kind       Kind
-	detector   string // what found it, for the report
-}
+// The detectors find what no rule names, in decoded text: secrets
+// (gitleaks' rule set and agentvcr's, internal/secrets), email addresses,
+// the labels of Slack markup, Slack ids, workspace hosts, dashboard and
+// web conversation ids, IPv4 and IPv6 addresses, phone numbers
+// (libphonenumber), IBANs (mod 97) and card numbers (Luhn).
 
-// secretRules are the shapes of credentials, as the rest of agentvcr knows
-// them.
-var secretRules = secrets.Rules()
-
-// The triggers of the detectors that need a keyword in the text: the
-// secret rules by their index, then these.
-const (
-	trigWorkspace = 1000 + iota // .slack.com
-	trigDashboard               // dashboard:
-	trigLocalID                 // local:
-)
-
-// triggerNeedles are the keywords that switch detectors on.
-func triggerNeedles() []needle {
-	var n []needle
-	for i, rule := range secretRules {
-		for _, kw := range rule.Keywords {
-			n = append(n, needle{text: kw, payload: i, trigger: true})
+// detect appends what the detectors find in text.
+func (s *Sanitizer) detect(text string, out []span) []span {
+	fk := s.fk
+	for _, m := range secrets.Default().Find(text) {
+		if !notSecret(s.notSecrets, text, m.Start, m.End) {
+			out = append(out, span{m.Start, m.End, fk.secret(m.Rule, text[m.Start:m.End]), KindSecret, "secret:" + m.Rule})
 		}
 	}
-	return append(n,
-		needle{text: ".slack.com", payload: trigWorkspace, trigger: true},
-		needle{text: "dashboard:", payload: trigDashboard, trigger: true},
-		needle{text: "local:", payload: trigLocalID, trigger: true})
-}
-
-// secretSpans finds secrets where their rules' keywords are. A token
-// starts at or shortly before its keyword (a private key block starts
-// before PRIVATE KEY) and is at most 64 KiB long.
-func secretSpans(s string, trig map[int][]int, f *faker, out []span) []span {
-	for i, rule := range secretRules {
-		for _, w := range windows(trig[i], 40, 64<<10, len(s)) {
-			for _, loc := range rule.Re.FindAllStringIndex(s[w[0]:w[1]], -1) {
-				start, end := w[0]+loc[0], w[0]+loc[1]
-				out = append(out, span{start, end, f.secret(rule.Name, s[start:end]), KindSecret, "secret:" + rule.Name})
+	if strings.IndexByte(text, '@') >= 0 {
+		for _, e := range findEmails(text) {
+			if addr := text[e[0]:e[1]]; !reservedEmail(addr) {
+				out = append(out, span{e[0], e[1], fk.fake(KindEmail, strings.ToLower(addr)), KindEmail, "email"})
 			}
 		}
 	}
-	return out
-}
-
-// windows returns the merged ranges [p-before, p+after) of positions p, in
-// order, within [0, n).
-func windows(pos []int, before, after, n int) [][2]int {
-	var w [][2]int
-	for _, p := range pos {
-		lo, hi := max(p-before, 0), min(p+after, n)
-		if len(w) > 0 && lo <= w[len(w)-1][1] {
-			w[len(w)-1][1] = max(w[len(w)-1][1], hi)
-			continue
-		}
-		w = append(w, [2]int{lo, hi})
+	if strings.IndexByte(text, '|') >= 0 {
+		out = markupSpans(text, fk, out)
 	}
-	return w
-}
-
-// emailSpans finds the email addresses around each @, outside the reserved
-// domains.
-func emailSpans(s string, ats []int, f *faker, out []span) []span {
-	for _, at := range ats {
-		if start, end, ok := emailAt(s, at); ok && !reservedEmail(s[start:end]) {
-			out = append(out, span{start, end, f.fake(KindEmail, strings.ToLower(s[start:end])), KindEmail, "email"})
-		}
+	out = idSpans(text, fk, out)
+	out = workspaceSpans(text, fk, out)
+	out = conversationIDSpans(text, fk, out)
+	if hasDigit(text) {
+		out = numberSpans(text, fk, out)
+	}
+	if strings.Count(text, ":") >= 2 {
+		out = ipv6Spans(text, fk, out)
 	}
 	return out
 }
 
-// findEmails returns the [start, end) of each email address in s.
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// findEmails returns the [start, end) of each email address in s. Local
+// parts and domains may hold letters of any script.
 func findEmails(s string) [][2]int {
 	var found [][2]int
 	for i := 0; i < len(s); {
@@ -103,46 +79,58 @@ func findEmails(s string) [][2]int {
 // emailAt returns the email address whose @ is s[at], if there is one.
 func emailAt(s string, at int) (start, end int, ok bool) {
 	start = at
-	for start > 0 && isLocalByte(s[start-1]) {
-		start--
+	for start > 0 {
+		r, n := utf8.DecodeLastRuneInString(s[:start])
+		if !isLocalRune(r) {
+			break
+		}
+		start -= n
 	}
-	// In raw JSON the letter of an escape such as \n is not part of it.
-	if splitsEscape(s, start) {
+	for start < at && (s[start] == '.') {
 		start++
 	}
 	end = at + 1
-	for end < len(s) && isDomainByte(s[end]) {
-		end++
+	for end < len(s) {
+		r, n := utf8.DecodeRuneInString(s[end:])
+		if !isDomainRune(r) {
+			break
+		}
+		end += n
 	}
 	for end > at+1 && (s[end-1] == '.' || s[end-1] == '-') {
 		end--
 	}
 	domain := s[at+1 : end]
 	dot := strings.LastIndexByte(domain, '.')
-	if start >= at || dot <= 0 || !isLetters(domain[dot+1:]) {
+	if start >= at || dot <= 0 || !isTLD(domain[dot+1:]) {
 		return 0, 0, false
 	}
 	return start, end, true
 }
 
-func isLocalByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._%+-", c) >= 0
+func isLocalRune(r rune) bool {
+	return r < utf8.RuneSelf && (isAlnumByte(byte(r)) || strings.IndexByte("._%+-", byte(r)) >= 0) ||
+		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r))
 }
 
-func isDomainByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-'
+func isDomainRune(r rune) bool {
+	return r < utf8.RuneSelf && (isAlnumByte(byte(r)) || r == '.' || r == '-') ||
+		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r))
 }
 
-func isLetters(s string) bool {
-	if len(s) < 2 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+func isTLD(s string) bool {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
 			return false
 		}
+		n++
 	}
-	return true
+	return n >= 2
+}
+
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // reservedEmail reports whether an address is on a domain reserved for
@@ -179,110 +167,432 @@ func isSlackID(v string) bool {
 	return true
 }
 
-var (
-	// Slack markup with a label: <@U1|name>, <#C1|channel>,
-	// <!subteam^S1|@group>, raw or HTML-escaped.
-	markupRe     = regexp.MustCompile(`(?:<|&lt;|\\u003[cC])([@#]|!subteam\^)[A-Z0-9]+\|([^<>|&\\]+)(?:>|&gt;|\\u003[eE])`)
-	dashboardRe  = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
-	localIDRe    = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{8,})\b`)
-	ipv4Re       = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)
-	phoneRe      = regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{9,14}\b`)
-	slackDomains = map[string]bool{"app": true, "api": true, "files": true, "hooks": true, "www": true, "status": true,
-		"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true}
-)
-
-// markupSpans replaces the labels of Slack mentions around each |: a
-// person's name or handle, a channel name, a user group handle.
-func markupSpans(s string, pipes []int, f *faker, out []span) []span {
-	for _, w := range windows(pipes, 40, 256, len(s)) {
-		out = markupIn(s, w[0], w[1], f, out)
-	}
-	return out
-}
-
-func markupIn(s string, lo, hi int, f *faker, out []span) []span {
-	for _, m := range markupRe.FindAllStringSubmatchIndex(s[lo:hi], -1) {
-		sigil, start, end := s[lo+m[2]:lo+m[3]], lo+m[4], lo+m[5]
-		label := s[start:end]
-		switch {
-		case sigil == "#":
-			out = append(out, span{start, end, f.fake(KindChannelName, label), KindChannelName, "slack-markup"})
-		case strings.HasPrefix(label, "@"):
-			out = append(out, span{start + 1, end, f.fake(KindHandle, label[1:]), KindHandle, "slack-markup"})
-		case strings.Contains(label, " "):
-			out = append(out, span{start, end, f.fake(KindName, label), KindName, "slack-markup"})
-		default:
-			out = append(out, span{start, end, f.fake(KindHandle, label), KindHandle, "slack-markup"})
+// idSpans replaces runs of capitals and digits shaped like Slack ids: a
+// word of 9 to 12 characters with a digit, starting with a type letter,
+// or after @, # or ^ (a mention) any of 3 or more. An underscore or any
+// character but a letter or digit ends the word.
+func idSpans(s string, fk *faker, out []span) []span {
+	for i := 0; i < len(s); i++ {
+		if !isUpper(s[i]) || i > 0 && isAlnumByte(s[i-1]) {
+			continue
 		}
+		j, digit := i+1, false
+		for j < len(s) && (isUpper(s[j]) || isDigit(s[j])) {
+			digit = digit || isDigit(s[j])
+			j++
+		}
+		n := j - i
+		mention := i > 0 && strings.IndexByte("@#^", s[i-1]) >= 0
+		shaped := mention && n >= 3 || digit && n >= 9 && n <= 12
+		if shaped && strings.IndexByte(slackIDPrefixes, s[i]) >= 0 && (j == len(s) || !isAlnumByte(s[j])) {
+			out = append(out, span{i, j, fk.fake(KindSlackID, s[i:j]), KindSlackID, "slack-id"})
+		}
+		i = j - 1
 	}
 	return out
 }
 
-// workspaceSpans replaces Slack workspace names in hosts: the label before
-// each .slack.com (or .enterprise.slack.com).
-func workspaceSpans(s string, pos []int, f *faker, out []span) []span {
-	for _, p := range pos {
+// markupRe is Slack markup with a label, in decoded text: <@U1|name>,
+// <#C1|channel>, <!subteam^S1|@group>.
+var markupRe = regexp.MustCompile(`<([@#]|!subteam\^)[A-Z0-9]+\|([^<>|]+)>`)
+
+// markupSpans replaces the labels of Slack mentions: a person's name or
+// handle, a channel name, a user group handle.
+func markupSpans(s string, fk *faker, out []span) []span {
+	for _, m := range markupRe.FindAllStringSubmatchIndex(s, -1) {
+		k, start, end := markupKind(s[m[2]:m[3]], s[m[4]:m[5]])
+		start, end = m[4]+start, m[4]+end
+		out = append(out, span{start, end, fk.fake(k, s[start:end]), k, "slack-markup"})
+	}
+	return out
+}
+
+// markupKind says what a label of Slack markup with the sigil holds, and
+// the part of it that holds it (a group's handle without its @).
+func markupKind(sigil, label string) (Kind, int, int) {
+	switch {
+	case sigil == "#":
+		return KindChannelName, 0, len(label)
+	case strings.HasPrefix(label, "@"):
+		return KindHandle, 1, len(label)
+	case strings.Contains(label, " "):
+		return KindName, 0, len(label)
+	}
+	return KindHandle, 0, len(label)
+}
+
+var slackDomains = map[string]bool{"app": true, "api": true, "files": true, "hooks": true, "www": true, "status": true,
+	"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true, "slack-files": true}
+
+// workspaceSpans replaces Slack workspace names in hosts, in any letter
+// case: the label before .slack.com (or .enterprise.slack.com).
+func workspaceSpans(s string, fk *faker, out []span) []span {
+	for from := 0; ; {
+		p := indexFold(s[from:], ".slack.com")
+		if p < 0 {
+			return out
+		}
+		p += from
+		from = p + len(".slack.com")
+		if from < len(s) && (isAlnumByte(s[from]) || s[from] == '-') {
+			continue // .slack.community and the like
+		}
 		end := p
-		if strings.HasSuffix(s[:end], ".enterprise") {
+		if end >= len(".enterprise") && strings.EqualFold(s[end-len(".enterprise"):end], ".enterprise") {
 			end -= len(".enterprise")
 		}
 		start := end
-		for start > 0 && (isDigit(s[start-1]) || 'a' <= s[start-1] && s[start-1] <= 'z' || s[start-1] == '-') {
+		for start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '-') {
 			start--
 		}
-		if after := p + len(".slack.com"); after < len(s) && isWordRune(rune(s[after])) {
-			continue // .slack.community and the like
+		if ws := strings.ToLower(s[start:end]); ws != "" && ws[0] != '-' && !slackDomains[ws] {
+			out = append(out, span{start, end, fk.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
 		}
-		if ws := s[start:end]; ws != "" && ws[0] != '-' && !slackDomains[ws] && !splitsEscape(s, start) {
-			out = append(out, span{start, end, f.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
+	}
+}
+
+// indexFold is strings.Index for an ASCII needle in any letter case.
+func indexFold(s, needle string) int {
+	for i := 0; i+len(needle) <= len(s); i++ {
+		j := strings.IndexByte(s[i:], needle[0])
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+len(needle) <= len(s) && strings.EqualFold(s[i:i+len(needle)], needle) {
+			return i
+		}
+	}
+	return -1
+}
+
+var (
+	dashboardRe = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
+	localIDRe   = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{8,})\b`)
+)
+
+// conversationIDSpans replaces dashboard user ids and the hashes of web
+// conversation ids.
+func conversationIDSpans(s string, fk *faker, out []span) []span {
+	if strings.Contains(s, "dashboard:") {
+		for _, m := range dashboardRe.FindAllStringIndex(s, -1) {
+			out = append(out, span{m[0], m[1], fk.fake(KindDashboardID, s[m[0]:m[1]]), KindDashboardID, "dashboard-id"})
+		}
+	}
+	if strings.Contains(s, "local:") {
+		for _, m := range localIDRe.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, span{m[2], m[3], fk.fake(KindHexID, s[m[2]:m[3]]), KindHexID, "conversation-id"})
 		}
 	}
 	return out
 }
 
-// idSpans replaces dashboard user ids and the hashes of web conversation
-// ids.
-func idSpans(s string, trig map[int][]int, f *faker, out []span) []span {
-	for _, w := range windows(trig[trigDashboard], 1, 80, len(s)) {
-		for _, m := range dashboardRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
-			v := s[w[0]+m[0] : w[0]+m[1]]
-			out = append(out, span{w[0] + m[0], w[0] + m[1], f.fake(KindDashboardID, v), KindDashboardID, "dashboard-id"})
-		}
-	}
-	for _, w := range windows(trig[trigLocalID], 1, 100, len(s)) {
-		for _, m := range localIDRe.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
-			v := s[w[0]+m[2] : w[0]+m[3]]
-			out = append(out, span{w[0] + m[2], w[0] + m[3], f.fake(KindHexID, v), KindHexID, "conversation-id"})
-		}
-	}
-	return out
-}
+var (
+	ipv4Re = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b`)
+	// phoneShapeRe are national and international layouts of 9 digits or
+	// more, which are replaced whether or not libphonenumber knows them.
+	phoneShapeRe = regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{9,14}\b`)
+	// numberRunRe are the runs libphonenumber and the card and IBAN checks
+	// are asked about.
+	numberRunRe = regexp.MustCompile(`\+?\(?\d[\d ().\-/]{5,}\d`)
+	// cardRe are 13 to 19 digits, alone or with one space or dash between
+	// any two.
+	cardRe = regexp.MustCompile(`\d(?:[ -]?\d){12,18}`)
+	ibanRe      = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
+)
 
-// ipSpans replaces IPv4 addresses in the runs the scan found, but those
-// that identify no one.
-func ipSpans(s string, runs [][2]int, f *faker, out []span) []span {
-	for _, r := range runs {
-		for _, m := range ipv4Re.FindAllStringIndex(s[r[0]:r[1]], -1) {
-			start, end := r[0]+m[0], r[0]+m[1]
-			if ip := s[start:end]; !reservedIP(ip) && wordBoundaryBefore(s, start) && notDotted(s, start, end) {
-				out = append(out, span{start, end, f.fake(KindIP, ip), KindIP, "ip"})
+// numberSpans finds what is written with digits: IPv4 addresses, phone
+// numbers, card numbers and IBANs.
+func numberSpans(s string, fk *faker, out []span) []span {
+	for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
+		if ip := s[m[0]:m[1]]; !reservedIP(ip) && notDotted(s, m[0], m[1]) {
+			out = append(out, span{m[0], m[1], fk.fake(KindIP, ip), KindIP, "ip"})
+		}
+	}
+	for _, m := range numberRunRe.FindAllStringIndex(s, -1) {
+		start, end := m[0], m[1]
+		if start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '.') || end < len(s) && (isAlnumByte(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1])) {
+			continue
+		}
+		if run := s[start:end]; isPhone(run) {
+			out = append(out, span{start, end, fk.fake(KindPhone, run), KindPhone, "phone"})
+		}
+	}
+	for _, m := range cardRe.FindAllStringIndex(s, -1) {
+		start, end := m[0], m[1]
+		if start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '.') || end < len(s) && (isAlnumByte(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1])) {
+			continue
+		}
+		if run := s[start:end]; isCard(run) {
+			out = append(out, span{start, end, fk.fake(KindCard, run), KindCard, "card"})
+		}
+	}
+	for _, m := range phoneShapeRe.FindAllStringIndex(s, -1) {
+		if digitBoundary(s, m[0], m[1]) {
+			out = append(out, span{m[0], m[1], fk.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
+		}
+	}
+	if hasUpperPair(s) {
+		for _, m := range ibanRe.FindAllStringIndex(s, -1) {
+			if isIBAN(s[m[0]:m[1]]) {
+				out = append(out, span{m[0], m[1], fk.fake(KindIBAN, s[m[0]:m[1]]), KindIBAN, "iban"})
 			}
 		}
 	}
 	return out
 }
 
-// phoneSpans replaces phone numbers in the runs the scan found.
-func phoneSpans(s string, runs [][2]int, f *faker, out []span) []span {
-	for _, r := range runs {
-		for _, m := range phoneRe.FindAllStringIndex(s[r[0]:r[1]], -1) {
-			start, end := r[0]+m[0], r[0]+m[1]
-			if digitBoundary(s, start, end) {
-				out = append(out, span{start, end, f.fake(KindPhone, s[start:end]), KindPhone, "phone"})
+func hasUpperPair(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if isUpper(s[i]) && isUpper(s[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberEdits returns the replacements in a JSON number: a learned value
+// written as a number, a phone number in international form without its
+// +, a card number. The replacement has as many digits, and never a
+// leading 0.
+func (s *Sanitizer) numberEdits(num string) []edit {
+	if len(num) < 5 || num[0] == '-' || strings.ContainsAny(num, ".eE") {
+		return nil
+	}
+	kind, detector := Kind(""), "learned"
+	for _, k := range []Kind{KindNumericID, KindPhone, KindCard} {
+		if _, ok := s.dict.byValue[dictKey(k, num)]; ok {
+			kind = k
+			break
+		}
+	}
+	switch {
+	case kind != "":
+	case isCard(num):
+		kind, detector = KindCard, "card"
+	case isPhoneNumber(num):
+		kind, detector = KindPhone, "phone"
+	default:
+		return nil
+	}
+	return []edit{{start: 0, end: len(num), repl: s.fk.fake(kind, num), kind: kind, detector: detector}}
+}
+
+// isPhoneNumber reports whether the digits of a JSON number are a phone
+// number: valid with a + before them, or as a number of the United States.
+func isPhoneNumber(digits string) bool {
+	if len(digits) < 10 || len(digits) > 15 {
+		return false
+	}
+	return validPhone("+"+digits, "") || len(digits) == 10 && validPhone(digits, "US")
+}
+
+// isPhone reports whether a run of digits and separators is a phone
+// number libphonenumber knows: valid for its country (a leading + names
+// it; else the United States), and grouped as that country groups its
+// numbers, so that a date or a version is not one.
+func isPhone(run string) bool {
+	digits := 0
+	for i := 0; i < len(run); i++ {
+		if isDigit(run[i]) {
+			digits++
+		}
+	}
+	if digits < 7 || digits > 15 {
+		return false
+	}
+	return validPhone(run, "US")
+}
+
+// validPhone reports whether libphonenumber calls text valid, read in the
+// region unless it starts with +; without the +, its grouping must also
+// be the number's own.
+func validPhone(text, region string) bool {
+	num, err := phonenumbers.Parse(text, region)
+	if err != nil || !phonenumbers.IsValidNumber(num) {
+		return false
+	}
+	return strings.HasPrefix(text, "+") || groupedAsFormatted(text, num)
+}
+
+// groupedAsFormatted reports whether the digit groups of text keep each
+// group of the number's own format whole (a group of text may hold
+// several): +49 30 12345678 and 030 12345678, not 2026-09-30 14.
+func groupedAsFormatted(text string, num *phonenumbers.PhoneNumber) bool {
+	format := phonenumbers.NATIONAL
+	if strings.HasPrefix(strings.TrimSpace(text), "+") {
+		format = phonenumbers.INTERNATIONAL
+	}
+	want := digitGroups(phonenumbers.Format(num, format))
+	got := digitGroups(text)
+	if format == phonenumbers.INTERNATIONAL && len(want) > 0 && len(got) > 0 {
+		// The country code is a group of both.
+		want, got = want[1:], got[1:]
+		if len(got) == 0 {
+			return false
+		}
+		if len(want) > 0 && !strings.HasPrefix(got[0], want[0]) {
+			// +4930 12345678: the code and the first group together.
+			return strings.Join(got, "") == strings.Join(want, "")
+		}
+	}
+	g, w := 0, 0
+	for g < len(got) && w < len(want) {
+		part := got[g]
+		// A group of text holds one or more whole groups of the format.
+		for part != "" && w < len(want) && strings.HasPrefix(part, want[w]) {
+			part = part[len(want[w]):]
+			w++
+		}
+		if part != "" {
+			// A national prefix the format leaves out (0 of 030) may lead.
+			if g == 0 && w == 0 && strings.HasSuffix(want[0], part) {
+				w++
+				g++
+				continue
 			}
+			return false
+		}
+		g++
+	}
+	return g == len(got) && w == len(want)
+}
+
+func digitGroups(s string) []string {
+	var groups []string
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		groups = append(groups, s[i:j])
+		i = j
+	}
+	return groups
+}
+
+// isCard reports whether a run of digits (alone or in groups of four, with
+// spaces or dashes) is a payment card number: 13 to 19 digits, an issuer's
+// prefix, and a valid Luhn check digit.
+func isCard(run string) bool {
+	digits := make([]byte, 0, 19)
+	for i := 0; i < len(run); i++ {
+		switch c := run[i]; {
+		case isDigit(c):
+			digits = append(digits, c)
+		case c == ' ' || c == '-':
+		default:
+			return false
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 || !cardPrefix(string(digits)) {
+		return false
+	}
+	return luhn(digits)
+}
+
+// cardPrefix reports whether digits start with the prefix of a card
+// network: Visa 4, Mastercard 51-55 and 2221-2720, Amex 34 and 37, Diners
+// 30, 36, 38, Discover 6011, 644-649, 65, JCB 35, UnionPay 62.
+func cardPrefix(d string) bool {
+	two := d[:2]
+	switch {
+	case d[0] == '4':
+		return true
+	case two >= "51" && two <= "55", d[:4] >= "2221" && d[:4] <= "2720":
+		return true
+	case two == "34" || two == "37" || two == "30" || two == "36" || two == "38" || two == "35" || two == "62" || two == "65":
+		return true
+	case d[:4] == "6011", d[:3] >= "644" && d[:3] <= "649":
+		return true
+	}
+	return false
+}
+
+func luhn(digits []byte) bool {
+	sum := 0
+	for i := range digits {
+		d := int(digits[len(digits)-1-i] - '0')
+		if i%2 == 1 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// ibanLengths are the lengths of the IBANs of each country (ISO 13616).
+var ibanLengths = map[string]int{
+	"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "BY": 28,
+	"CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18,
+	"FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
+	"IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20,
+	"LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
+	"PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19,
+	"SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}
+
+// isIBAN reports whether text (with or without its spaces) is an IBAN of
+// the right length for its country with a valid mod-97 check.
+func isIBAN(text string) bool {
+	s := strings.ReplaceAll(text, " ", "")
+	if n, ok := ibanLengths[s[:2]]; !ok || n != len(s) {
+		return false
+	}
+	return ibanMod97(s) == 1
+}
+
+// ibanMod97 is the IBAN check of s: the remainder of its number, with the
+// first four characters moved to the end and letters as 10 to 35.
+func ibanMod97(s string) int {
+	r := 0
+	for _, c := range s[4:] + s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = (r*10 + int(c-'0')) % 97
+		case 'A' <= c && c <= 'Z':
+			r = (r*100 + int(c-'A'+10)) % 97
+		default:
+			return -1
+		}
+	}
+	return r
+}
+
+// ipv6Re are the runs IPv6 addresses are looked for in.
+var ipv6Re = regexp.MustCompile(`(?i)[0-9a-f:]*:[0-9a-f:]*:[0-9a-f:.]*`)
+
+// ipv6Spans replaces IPv6 addresses but loopback, unspecified and the
+// documentation network 2001:db8::/32.
+func ipv6Spans(s string, fk *faker, out []span) []span {
+	for _, m := range ipv6Re.FindAllStringIndex(s, -1) {
+		start, end := m[0], m[1]
+		for start < end && s[start] == ':' && !strings.HasPrefix(s[start:], "::") {
+			start++
+		}
+		for end > start && (s[end-1] == '.' || s[end-1] == ':' && !strings.HasSuffix(s[:end], "::")) {
+			end--
+		}
+		if start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '_') || end < len(s) && (isAlnumByte(s[end]) || s[end] == '_') {
+			continue
+		}
+		if addr, err := netip.ParseAddr(s[start:end]); err == nil && addr.Is6() && !reservedIPv6(addr) {
+			out = append(out, span{start, end, fk.fake(KindIPv6, s[start:end]), KindIPv6, "ipv6"})
 		}
 	}
 	return out
+}
+
+var ipv6Documentation = netip.MustParsePrefix("2001:db8::/32")
+
+func reservedIPv6(a netip.Addr) bool {
+	return a.IsLoopback() || a.IsUnspecified() || ipv6Documentation.Contains(a)
 }
 
 // notDotted rejects an address that is part of a longer dotted run, such

@@ -1,22 +1,28 @@
 package sanitize
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
 	"strings"
-
-	"github.com/agentvcr/agentvcr/internal/jsonstr"
+	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
-// minLearned is the shortest original the sanitizer hunts, and the leak
-// check checks: shorter ones are words of every text. Parts of names, which
-// match only as written, may be one shorter ("Bo").
+// minLearned is the shortest original, in characters, the sanitizer hunts
+// and the leak check checks: shorter ones are words of every text. Parts
+// of names may be one shorter ("Bo"); in a script written without spaces,
+// where a name matches inside words, every value needs two.
 const minLearned = 3
 
 // dictionary holds the originals learned from known fields, and the
-// matcher that finds them, in every form they take in the raw bytes of a
-// document, for the rewrite and for the leak check after it.
+// matcher that finds them in folded text, for the rewrite.
 type dictionary struct {
 	byValue map[string]int // key -> index in list
 	list    []entry
+	folded  map[string]struct{} // every value folded, for isOriginal
 
 	built   int // len(list) when the matcher was built
 	matcher *matcher
@@ -27,30 +33,35 @@ type entry struct {
 	value string
 }
 
-// The forms a value takes in raw bytes, as bits of a needle's payload
-// beside the entry index: XML-escaped (as in author_name="..."), and
-// JSON-escaped once (in a string) or twice (in a document inside a string).
-const (
-	formXML      = 1 << 29 // &amp; &lt; &gt; &quot; &#39;
-	formXMLApos  = 1 << 28 // the same with &apos;
-	formJSONOnce = 1 << 27
-	formJSONTwce = 1 << 26
-	formMask     = formXML | formXMLApos | formJSONOnce | formJSONTwce
-)
+// nameKind reports whether values of k are words of a person's name or
+// handle, which a word of the English dictionary may also be.
+func nameKind(k Kind) bool {
+	return k == KindFirstName || k == KindLastName || k == KindName || k == KindHandle
+}
 
-// foldCase reports whether a kind matches in any letter case. The parts of
-// names match as written: "Will" is a name, "will" a word.
-func foldCase(k Kind) bool { return k != KindFirstName && k != KindLastName }
+// verbatim reports whether a value matches only as written (and in
+// capitals): a one-word name that is also an English word ("Will",
+// "Mark", "Rose"), since "will" in a text is the word, not the person.
+func verbatim(k Kind, v string) bool {
+	return nameKind(k) && !strings.ContainsAny(v, " .-_@") && englishWord(strings.ToLower(v))
+}
 
 func dictKey(k Kind, v string) string {
-	if foldCase(k) {
-		return "f" + strings.ToLower(v)
+	if verbatim(k, v) {
+		return "e" + string(k) + "\x00" + v
 	}
-	return "e" + v
+	return "f" + string(k) + "\x00" + foldText(v).text
 }
 
 func (d *dictionary) add(k Kind, v string) {
-	if len(v) < minLearned && (foldCase(k) || len(v) < minLearned-1) {
+	n := utf8.RuneCountInString(v)
+	first, _ := utf8.DecodeRuneInString(v)
+	switch {
+	case n < 2:
+		return
+	case n < minLearned && !(k == KindFirstName || k == KindLastName) && !noSpace(first):
+		return
+	case k == KindNumericID && n < 5:
 		return
 	}
 	key := dictKey(k, v)
@@ -59,31 +70,14 @@ func (d *dictionary) add(k Kind, v string) {
 	}
 	d.byValue[key] = len(d.list)
 	d.list = append(d.list, entry{k, strings.Clone(v)})
+	d.folded[foldText(v).text] = struct{}{}
 }
 
-// isOriginal reports whether s is a learned original, so that no fake is
-// ever one.
+// isOriginal reports whether s is, in any letter case, a learned original
+// of any kind, so that no fake is ever one.
 func (d *dictionary) isOriginal(s string) bool {
-	_, folded := d.byValue["f"+strings.ToLower(s)]
-	_, exact := d.byValue["e"+s]
-	return folded || exact
-}
-
-// inForm writes s in the form the payload bits name.
-func inForm(s string, payload int) string {
-	switch {
-	case payload&formXML != 0:
-		s = xmlEscape(s)
-	case payload&formXMLApos != 0:
-		s = xmlEscapeApos(s)
-	}
-	if payload&(formJSONOnce|formJSONTwce) != 0 {
-		s = jsonEscape(s)
-	}
-	if payload&formJSONTwce != 0 {
-		s = jsonEscape(s)
-	}
-	return s
+	_, ok := d.folded[foldText(s).text]
+	return ok
 }
 
 // build makes the matcher for what has been learned, and the fakes of
@@ -92,60 +86,55 @@ func (d *dictionary) build(fk *faker) {
 	if d.built == len(d.list) && d.matcher != nil {
 		return
 	}
-	needles := triggerNeedles()
+	needles := make([]needle, 0, len(d.list))
 	for i, e := range d.list {
 		fk.fake(e.kind, e.value)
-		seen := map[string]bool{}
-		for _, form := range []int{0, formXML, formXMLApos} {
-			for _, esc := range []int{0, formJSONOnce, formJSONTwce} {
-				text := inForm(e.value, form|esc)
-				if seen[text] {
-					continue
-				}
-				seen[text] = true
-				needles = append(needles, needle{text: text, foldCase: foldCase(e.kind), payload: i | form | esc, wordBounds: true})
+		if verbatim(e.kind, e.value) {
+			text := e.value
+			if e.kind == KindHandle {
+				text = "@" + text // a handle that is a word is one after @
 			}
+			needles = append(needles, needle{text: text, payload: i, wordBounds: true})
+			if up := strings.ToUpper(text); up != text {
+				needles = append(needles, needle{text: up, payload: i, wordBounds: true})
+			}
+			continue
 		}
+		needles = append(needles, needle{text: foldText(e.value).text, foldCase: true, payload: i, wordBounds: true})
 	}
 	d.matcher = newMatcher(needles)
 	d.built = len(d.list)
 }
 
-// span is the replacement of one match of a learned value: its fake, in
-// the form the match was found in, in the letter case it was written in.
-func (d *dictionary) span(s string, m match, fk *faker) span {
-	e := d.list[m.payload&^formMask]
-	fake := fk.fake(e.kind, e.value)
-	if foldCase(e.kind) {
-		switch upper, lower := letterCase(s[m.start:m.end]); {
-		case upper && !lower:
-			fake = strings.ToUpper(fake)
-		case lower && !upper && e.kind != KindSlackID:
-			fake = strings.ToLower(fake)
+//go:embed words/english.txt.gz
+var englishGz []byte
+
+// englishWords are the lower-case words of SCOWL's American English list
+// at size 50 (Debian's wamerican, 2020.12.07): see words/SCOWL-COPYRIGHT.
+var englishWords = sync.OnceValue(func() map[string]struct{} {
+	zr, err := gzip.NewReader(bytes.NewReader(englishGz))
+	if err != nil {
+		panic("sanitize: embedded word list: " + err.Error()) // embedded and tested
+	}
+	words := make(map[string]struct{}, 64000)
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		words[sc.Text()] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		panic("sanitize: embedded word list: " + err.Error())
+	}
+	return words
+})
+
+// englishWord reports whether a lower-case word is in the English word
+// list.
+func englishWord(w string) bool {
+	for _, r := range w {
+		if r >= unicode.MaxASCII || !unicode.IsLower(r) {
+			return false
 		}
 	}
-	return span{m.start, m.end, inForm(fake, m.payload&formMask), e.kind, "learned"}
-}
-
-// letterCase reports whether s has upper-case and lower-case ASCII
-// letters.
-func letterCase(s string) (upper, lower bool) {
-	for i := 0; i < len(s); i++ {
-		upper = upper || 'A' <= s[i] && s[i] <= 'Z'
-		lower = lower || 'a' <= s[i] && s[i] <= 'z'
-	}
-	return upper, lower
-}
-
-var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
-
-func xmlEscape(s string) string { return xmlEscaper.Replace(s) }
-
-// xmlEscapeApos is the other common escaping of an apostrophe.
-func xmlEscapeApos(s string) string { return strings.ReplaceAll(xmlEscape(s), "&#39;", "&apos;") }
-
-// jsonEscape returns s as it stands inside a JSON string.
-func jsonEscape(s string) string {
-	q := jsonstr.Append(nil, s)
-	return string(q[1 : len(q)-1])
+	_, ok := englishWords()[w]
+	return ok
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/brianvoe/gofakeit/v7"
+	"github.com/nyaruka/phonenumbers"
 )
 
 // Kind is what a personal value is; it picks the fake's shape and keeps
@@ -32,7 +33,12 @@ const (
 	KindChannelName Kind = "channel_name" // the name in <#C..|name>
 	KindPhone       Kind = "phone"
 	KindIP          Kind = "ip"
-	KindURL         Kind = "url" // avatar and profile URLs
+	KindIPv6        Kind = "ipv6"
+	KindURL         Kind = "url"        // avatar and profile URLs
+	KindNumericID   Kind = "numeric_id" // a provider's numeric subject id (GitHub's), as text or a JSON number
+	KindSubject     Kind = "subject_id" // a provider's subject id of any other shape
+	KindIBAN        Kind = "iban"
+	KindCard        Kind = "card"
 	KindSecret      Kind = "secret"
 )
 
@@ -140,16 +146,30 @@ func (f *faker) draw(k Kind, v string, n int) string {
 		return hexOfLen(h, len(v))
 	case KindWorkspace:
 		_, last := person(h)
-		return letters(last) + "-" + hex.EncodeToString(h[20:22])
+		return fakeWorkspace(letters(last), h)
 	case KindChannelName:
 		return "channel-" + hex.EncodeToString(h[20:23])
 	case KindPhone:
-		return digits(v, h)
+		return fakePhone(v, h)
 	case KindIP:
 		nets := []string{"192.0.2.", "198.51.100.", "203.0.113."}
 		return nets[int(h[0])%3] + strconv.Itoa(1+int(h[1])%254)
+	case KindIPv6:
+		return fmt.Sprintf("2001:db8:%x:%x:%x:%x:%x:%x", h[0:2], h[2:4], h[4:6], h[6:8], h[8:10], h[10:12])
 	case KindURL:
 		return "https://example.com/avatars/" + hex.EncodeToString(h[:8]) + ".png"
+	case KindNumericID:
+		d := []byte(digits(v, h))
+		if len(d) > 0 && d[0] == '0' {
+			d[0] = '1' + h[31]%9
+		}
+		return string(d)
+	case KindSubject:
+		return classes(v, h)
+	case KindIBAN:
+		return fakeIBAN(v, h)
+	case KindCard:
+		return fakeCard(v, h)
 	}
 	panic("sanitize: no fake for kind " + string(k))
 }
@@ -234,7 +254,9 @@ func letters(s string) string {
 const base36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 // slackID keeps the type prefix and the length; the body is uppercase
-// base 36 and starts with a digit, like Slack's own.
+// base 36 and starts with a digit, like Slack's own, and its last
+// character is a check character (FakeSlackID): the verifier and sanitize
+// check tell a fake from an original that way.
 func slackID(v string, h []byte) string {
 	b := []byte(v)
 	for i := 1; i < len(b); i++ {
@@ -244,6 +266,171 @@ func slackID(v string, h []byte) string {
 		} else {
 			b[i] = base36[int(c)%36]
 		}
+	}
+	b[len(b)-1] = slackIDCheck(string(b[:len(b)-1]))
+	return string(b)
+}
+
+// slackIDCheck is the check character of a fake Slack id whose other
+// characters are body: one in 36 real ids passes for a fake.
+func slackIDCheck(body string) byte {
+	sum := sha256.Sum256([]byte("agentvcr-slack-id\x00" + body))
+	return base36[int(binary.BigEndian.Uint16(sum[:]))%36]
+}
+
+// FakeSlackID reports whether id, shaped like a Slack id, carries the
+// check character of the sanitizer's fakes.
+func FakeSlackID(id string) bool {
+	return len(id) >= 3 && id[len(id)-1] == slackIDCheck(id[:len(id)-1])
+}
+
+// fakeWorkspace is last-<4 hex>: two random, two a check of the rest.
+func fakeWorkspace(last string, h []byte) string {
+	base := last + "-" + hex.EncodeToString(h[20:21])
+	return base + workspaceCheck(base)
+}
+
+func workspaceCheck(base string) string {
+	sum := sha256.Sum256([]byte("agentvcr-workspace\x00" + base))
+	return hex.EncodeToString(sum[:1])
+}
+
+// FakeWorkspace reports whether a workspace name is one of the
+// sanitizer's fakes.
+func FakeWorkspace(ws string) bool {
+	dash := strings.LastIndexByte(ws, '-')
+	if dash <= 0 || len(ws)-dash != 5 {
+		return false
+	}
+	for _, c := range ws[:dash] {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return ws[dash+3:] == workspaceCheck(ws[:dash+3])
+}
+
+// fakePhone replaces the digits of a phone number but for its country
+// code, keeping its layout, until libphonenumber calls the result invalid:
+// a fake is never a number someone may have, and the verifier tells it
+// from an original.
+func fakePhone(v string, h []byte) string {
+	keep := 0
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "+") {
+		if num, err := phonenumbers.Parse(t, ""); err == nil {
+			keep = len(strconv.Itoa(int(num.GetCountryCode())))
+		}
+	}
+	for n := 0; ; n++ {
+		b := []byte(v)
+		j := 0
+		seen := 0
+		for i, c := range b {
+			if '0' <= c && c <= '9' {
+				seen++
+				if seen > keep {
+					b[i] = '0' + h[(j+n)%len(h)]%10
+					if i == 0 && b[i] == '0' {
+						b[i] = '1' // a JSON number never starts with 0
+					}
+					j++
+				}
+			}
+		}
+		if fake := string(b); !anyValidPhone(fake) || n == 32 {
+			if n == 32 {
+				// Every draw was valid: start the national number with 0,
+				// which no numbering plan gives a subscriber.
+				fake = zeroFirst(b, keep)
+			}
+			return fake
+		}
+	}
+}
+
+// anyValidPhone reports whether text is a valid phone number read as the
+// detectors read one: with its +, in the United States, or as the digits
+// of a JSON number with a + before them.
+func anyValidPhone(text string) bool {
+	texts := []string{text}
+	if strings.Trim(text, "0123456789") == "" {
+		texts = append(texts, "+"+text)
+	}
+	for _, t := range texts {
+		for _, region := range []string{"US", ""} {
+			if num, err := phonenumbers.Parse(t, region); err == nil && phonenumbers.IsValidNumber(num) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func zeroFirst(b []byte, keep int) string {
+	seen := 0
+	for i, c := range b {
+		if '0' <= c && c <= '9' {
+			if seen++; seen == keep+1 && i > 0 {
+				b[i] = '0'
+				break
+			}
+		}
+	}
+	return string(b)
+}
+
+// classes replaces each letter and digit by one of its class, keeping
+// everything else.
+func classes(v string, h []byte) string {
+	b := []byte(v)
+	for i, c := range b {
+		x := h[i%len(h)] ^ byte(i/len(h))
+		switch {
+		case 'a' <= c && c <= 'z':
+			b[i] = 'a' + x%26
+		case 'A' <= c && c <= 'Z':
+			b[i] = 'A' + x%26
+		case '0' <= c && c <= '9':
+			b[i] = '0' + x%10
+		}
+	}
+	return string(b)
+}
+
+// fakeIBAN keeps the country, the layout and the class of each character,
+// with check digits that never pass mod 97: no account has it, and the
+// verifier tells it from an original.
+func fakeIBAN(v string, h []byte) string {
+	b := []byte(classes(v, h))
+	copy(b, v[:2])
+	compact := strings.ReplaceAll(string(b), " ", "")
+	b[2], b[3] = '0', '0'
+	compact = compact[:2] + "00" + compact[4:]
+	valid := 98 - ibanMod97(compact)
+	bad := (valid + 1 + int(h[30])%90) % 100
+	if bad == valid || bad < 2 {
+		bad = (valid + 3) % 97
+	}
+	b[2], b[3] = '0'+byte(bad/10), '0'+byte(bad%10)
+	return string(b)
+}
+
+// fakeCard keeps the first digit and the layout, with a check digit that
+// fails Luhn's test.
+func fakeCard(v string, h []byte) string {
+	b := []byte(digits(v, h))
+	first := strings.IndexFunc(v, func(r rune) bool { return '0' <= r && r <= '9' })
+	b[first] = v[first]
+	var ds []byte
+	last := -1
+	for i, c := range b {
+		if '0' <= c && c <= '9' {
+			ds = append(ds, c)
+			last = i
+		}
+	}
+	if luhn(ds) {
+		b[last] = '0' + (b[last]-'0'+1)%10
 	}
 	return string(b)
 }

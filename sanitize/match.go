@@ -1,10 +1,6 @@
 package sanitize
 
-import (
-	"slices"
-	"unicode"
-	"unicode/utf8"
-)
+import "slices"
 
 // matcher finds a set of needles in text. It keeps a bit for the hash of
 // each needle's first three bytes (letters folded to lower case), small
@@ -13,9 +9,7 @@ import (
 // the bit is set are the needles with that beginning compared. Needles of
 // two bytes get a table of their own.
 //
-// Ordinary needles match only as whole words and are reported; trigger
-// needles match anywhere and report their position, to say which detectors
-// a text needs and where.
+// Needles with wordBounds match only as whole words (see wordAt).
 type matcher struct {
 	tri     [1 << (triBits - 6)]uint64
 	bi      [1 << 10]uint64
@@ -73,9 +67,8 @@ const triBits = 18
 type needle struct {
 	text       string // as it stands in the text
 	foldCase   bool   // match ASCII letters in any case
-	payload    int    // caller's index; for a trigger, its number
+	payload    int    // caller's index
 	wordBounds bool
-	trigger    bool
 }
 
 // match is one occurrence of a needle.
@@ -149,8 +142,8 @@ func lower(b byte) byte {
 }
 
 // at checks the needles of the bucket for a beginning at start, and
-// reports the longest word needle that stands there and every trigger.
-func (m *matcher) at(s string, start int, b *bucket, found []match, trig func(int, int)) []match {
+// reports the longest that stands there.
+func (m *matcher) at(s string, start int, b *bucket, found []match, pass int) []match {
 	if b == nil {
 		return found
 	}
@@ -166,27 +159,24 @@ func (m *matcher) at(s string, start int, b *bucket, found []match, trig func(in
 			h = (h ^ uint64(fold[s[hashed]])) * fnvPrime
 		}
 		if ids := l.byHash[h]; ids != nil {
-			found = m.check(s, start, ids, found, trig)
+			found = m.check(s, start, ids, found, pass)
 		}
 	}
-	return m.check(s, start, b.short, found, trig)
+	return m.check(s, start, b.short, found, pass)
 }
 
-func (m *matcher) check(s string, start int, ids []int32, found []match, trig func(int, int)) []match {
+func (m *matcher) check(s string, start int, ids []int32, found []match, pass int) []match {
 	matched := false
 	for _, id := range ids {
 		n := &m.needles[id]
+		if pass == foldedOnly && !n.foldCase || pass == verbatimOnly && n.foldCase {
+			continue
+		}
 		end := start + len(n.text)
 		if end > len(s) || !n.equal(s[start:end]) {
 			continue
 		}
-		if n.trigger {
-			if trig != nil {
-				trig(n.payload, start)
-			}
-			continue
-		}
-		if !matched && (!n.wordBounds || rawWordBounds(s, start, end)) {
+		if !matched && (!n.wordBounds || wordAt(s, start, end)) {
 			found = append(found, match{start, end, n.payload})
 			matched = true
 		}
@@ -194,17 +184,24 @@ func (m *matcher) check(s string, start int, ids []int32, found []match, trig fu
 	return found
 }
 
-// find returns the whole-word occurrences in s, leftmost first and longest
-// where several start at one place, never overlapping; trig, if not nil, is
-// told of every trigger.
-func (m *matcher) find(s string, trig func(trigger, pos int)) []match {
+// Which needles a pass of find looks for.
+const (
+	allNeedles   = iota
+	foldedOnly   // those that match in any case: for folded text
+	verbatimOnly // those that match only as written: for the original of a folded text
+)
+
+// find returns the occurrences in s of the needles that pass asks for,
+// leftmost first and longest where several start at one place, never
+// overlapping.
+func (m *matcher) find(s string, pass int) []match {
 	var found []match
 	if m.hasBi {
 		// Needles of two bytes: parts of names, few and rare.
 		for i := 1; i < len(s); i++ {
 			b := uint32(fold[s[i-1]])<<8 | uint32(fold[s[i]])
 			if m.bi[(b>>6)&uint32(len(m.bi)-1)]&(1<<(b&63)) != 0 {
-				found = m.at(s, i-1, m.byBi[b], found, trig)
+				found = m.at(s, i-1, m.byBi[b], found, pass)
 			}
 		}
 	}
@@ -216,7 +213,7 @@ func (m *matcher) find(s string, trig func(trigger, pos int)) []match {
 		t = (t<<8 | uint32(fold[s[i]])) & 0xFFFFFF
 		h := triHash(t)
 		if m.tri[(h>>6)&uint32(len(m.tri)-1)]&(1<<(h&63)) != 0 {
-			found = m.at(s, i-2, m.byTri[t], found, trig)
+			found = m.at(s, i-2, m.byTri[t], found, pass)
 		}
 	}
 	return leftmostLongest(found)
@@ -241,40 +238,3 @@ func leftmostLongest(found []match) []match {
 	return kept
 }
 
-// rawWordBounds reports whether s[start:end] stands as a word in the raw
-// bytes of a JSON document: no letter or digit on either side, where an
-// escape such as \n before it ends the word before.
-func rawWordBounds(s string, start, end int) bool {
-	before := wordBoundaryBefore(s, start) || escapedBefore(s, start)
-	return before && wordBoundaryAfter(s, end)
-}
-
-// escapedBefore reports whether s[i-2:i] is a JSON escape of a control
-// character, such as \n, at any depth of nesting (\\n in a document
-// inside a string).
-func escapedBefore(s string, i int) bool {
-	return i >= 2 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 't' || s[i-1] == 'r' || s[i-1] == 'b' || s[i-1] == 'f')
-}
-
-func wordBoundaryBefore(s string, i int) bool {
-	if i == 0 {
-		return true
-	}
-	r, _ := utf8.DecodeLastRuneInString(s[:i])
-	return !isWordRune(r)
-}
-
-func wordBoundaryAfter(s string, i int) bool {
-	if i >= len(s) {
-		return true
-	}
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return !isWordRune(r)
-}
-
-func isWordRune(r rune) bool {
-	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'
-	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r)
-}

@@ -26,8 +26,10 @@ type Report struct {
 	// Detectors counts replacements by what found them: "learned" for the
 	// dictionary, else the detector ("email", "secret:slack-token", ...).
 	Detectors map[string]int `json:"detectors"`
-	// Paths counts replacements by where they were (array indexes as #),
-	// with Options.ReportPaths.
+	// Paths counts replacements by where they were (array indexes as [#],
+	// > where a document nested in a string starts, and object keys that
+	// are not plain identifiers, or hold a value the sanitizer replaces,
+	// as a digest), with Options.ReportPaths.
 	Paths map[string]map[Kind]int `json:"paths,omitempty"`
 }
 
@@ -45,28 +47,24 @@ func newReport(fingerprint, rulesDigest string, random bool) Report {
 	return r
 }
 
-// countedSpan is one replacement, as the report counts it.
-type countedSpan struct {
-	kind     Kind
-	detector string
-	path     string // empty without Options.ReportPaths
-}
-
 // add counts the replacements of one document that passed the leak check.
-func (r *Report) add(c []countedSpan, in, out, rows int) {
+func (r *Report) add(edits []edit, in, out, rows int) {
 	r.Files++
 	r.Rows += rows
 	r.BytesIn += int64(in)
 	r.BytesOut += int64(out)
-	for _, sp := range c {
-		r.Replaced[sp.kind]++
-		r.Detectors[sp.detector]++
-		if sp.path == "" {
+	for _, e := range edits {
+		if e.kind == "stamp" {
 			continue
 		}
-		if r.Paths[sp.path] == nil {
-			r.Paths[sp.path] = map[Kind]int{}
+		r.Replaced[e.kind]++
+		r.Detectors[e.detector]++
+		if e.where == "" {
+			continue
 		}
-		r.Paths[sp.path][sp.kind]++
+		if r.Paths[e.where] == nil {
+			r.Paths[e.where] = map[Kind]int{}
+		}
+		r.Paths[e.where][e.kind]++
 	}
 }

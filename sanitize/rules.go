@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -24,6 +25,11 @@ type Rules struct {
 	Identities []Rule `json:"identities,omitempty"`
 	// Events rules apply to each row of the given type; "*" to every row.
 	Events map[string][]Rule `json:"events,omitempty"`
+	// NotSecrets are expressions (Go syntax) of the product's own ids that
+	// the secret rules would take for credentials, such as Junior's web
+	// message ids (api-msg:<hex>, which gitleaks' generic-api-key
+	// matches): a secret found wholly inside a match of one stays.
+	NotSecrets []string `json:"notSecrets,omitempty"`
 }
 
 // Rule names one field and what it holds.
@@ -91,6 +97,11 @@ func ParseRules(r io.Reader, name string) (*Rules, error) {
 	if err := check("document", rules.Document); err != nil {
 		return nil, err
 	}
+	for i, expr := range rules.NotSecrets {
+		if _, err := regexp.Compile(expr); err != nil {
+			return nil, fmt.Errorf("rules %s: notSecrets[%d]: %v", name, i, err)
+		}
+	}
 	if err := check("identities", rules.Identities); err != nil {
 		return nil, err
 	}
@@ -105,6 +116,7 @@ func ParseRules(r io.Reader, name string) (*Rules, error) {
 // Merge adds the rules of other to r.
 func (r *Rules) Merge(other *Rules) {
 	r.Document = append(r.Document, other.Document...)
+	r.NotSecrets = append(r.NotSecrets, other.NotSecrets...)
 	r.Identities = append(r.Identities, other.Identities...)
 	if r.Events == nil {
 		r.Events = map[string][]Rule{}
@@ -185,4 +197,27 @@ func (t tries) events(typ string) *ruleTrie {
 		return tr
 	}
 	return t.byType["*"]
+}
+
+// notSecrets compiles the NotSecrets of r into one expression; nil when
+// there are none.
+func (r *Rules) notSecrets() *regexp.Regexp {
+	if len(r.NotSecrets) == 0 {
+		return nil
+	}
+	return regexp.MustCompile("(?:" + strings.Join(r.NotSecrets, ")|(?:") + ")") // each checked by ParseRules
+}
+
+// notSecret reports whether text[start:end] lies wholly inside a match of
+// the product's not-secret ids.
+func notSecret(re *regexp.Regexp, text string, start, end int) bool {
+	if re == nil {
+		return false
+	}
+	for _, m := range re.FindAllStringIndex(text, -1) {
+		if m[0] <= start && end <= m[1] {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -234,10 +235,10 @@ func TestSecretsBecomePlaceholders(t *testing.T) {
 	}
 	out := sanitize(t, recording(t, nil, rows...), Options{})
 	for rule, tok := range tokens {
-		if strings.Contains(out, tok) || strings.Contains(out, jsonEscape(jsonEscape(tok))) {
+		if strings.Contains(out, tok) || strings.Contains(out, strings.ReplaceAll(tok, "\n", `\\n`)) {
 			t.Errorf("%s survived", rule)
 		}
-		if !strings.Contains(out, "[redacted "+rule+" ") {
+		if !regexp.MustCompile(`\(` + rule + `\)`).MatchString(out) || strings.Count(out, "[redacted ") < len(tokens) {
 			t.Errorf("no placeholder for %s", rule)
 		}
 	}
@@ -299,7 +300,7 @@ func TestGoldenMappings(t *testing.T) {
 		{KindFirstName, "Ada", "Maynard"},
 		{KindEmail, "ada.quill@corp.io", "maynard.clay@example.com"},
 		{KindHandle, "ada.quill", "maynard.clay"},
-		{KindSlackID, "U0ADA00001", "U8NM6LN9LZ"},
+		{KindSlackID, "U0ADA00001", "U8NM6LN9LK"},
 		{KindDashboardID, "dashboard:4f1c9a0b2d3e", "dashboard:5501800cb293"},
 	}
 	for _, tt := range tests {
@@ -322,31 +323,42 @@ func TestNestedJSONAtAnyDepth(t *testing.T) {
 	}
 }
 
-func TestRefusesWhatItCannotRewrite(t *testing.T) {
+func TestRewritesRightAfterAnEscape(t *testing.T) {
 	// A handle that starts with n, in a Windows path, stands right after
-	// an escaped backslash: in raw bytes that may be the escape of a
-	// newline in a nested document, and rewriting there could break it, so
-	// the rewrite leaves it, and the leak check refuses the file. (Ada's
-	// handle in the same place is rewritten: a is no escape letter.)
+	// an escaped backslash, twice escaped in a nested document: \\nadia
+	// in the raw bytes. Decoded first, it is a word like any other.
 	nadia := identity("55555555-5555-4555-8555-555555555555", "U0NAD00001", "Nadia Quill", "nadia.quill", "nadia@corp.io")
 	in := recording(t, []history.Identity{ada, nadia},
 		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi"}),
 		row(3, "tool_result", map[string]any{"toolCallId": "c1", "message": v2(map[string]any{
 			"path": `C:\Users\nadia.quill\Desktop`, "other": `C:\Users\ada.quill`})}))
+	out := sanitize(t, in, Options{})
+	if strings.Contains(out, "nadia") || strings.Contains(out, "ada.quill") || !strings.Contains(out, `C:\\\\Users\\\\`) {
+		t.Fatalf("paths:\n%s", eventsOf(out))
+	}
+}
+
+func TestRefusesWhatItCannotRewrite(t *testing.T) {
+	// The rewrite does not decode base64; the leak check does, and finds
+	// the learned name inside, and nothing is written.
+	nadia := identity("55555555-5555-4555-8555-555555555555", "U0NAD00001", "Nadia Quill", "nadia.quill", "nadia@corp.io")
+	blob := base64.StdEncoding.EncodeToString([]byte(`{"note": "ask Nadia Quill about it"}`))
+	in := recording(t, []history.Identity{nadia},
+		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi"}),
+		row(3, "tool_result", map[string]any{"toolCallId": "c1", "message": v2(map[string]any{"data": blob})}))
 	s, err := New(Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.Sanitize(in, "paths.json")
+	out, err := s.Sanitize(in, "blob.json")
 	var leak *LeakError
 	if !errors.As(err, &leak) || !errors.Is(err, ErrLeak) || out != nil {
 		t.Fatalf("Sanitize = %d bytes, %v; want no output and a LeakError", len(out), err)
 	}
-	if len(leak.Hits) != 1 || leak.Hits[0].Seq != 3 || leak.Hits[0].Kind != string(KindHandle) || leak.Hits[0].Digest == "" ||
-		leak.Hits[0].Path != "tool_result.payload.message>path" {
-		t.Fatalf("hits %+v; want the handle in row 3 at tool_result.payload.message>path", leak.Hits)
+	if leak.Hits[0].Seq != 3 || leak.Hits[0].Digest == "" || leak.Hits[0].Path != "tool_result.payload.message>data" {
+		t.Fatalf("hits %+v; want the name in row 3 at tool_result.payload.message>data", leak.Hits)
 	}
-	if strings.Contains(err.Error(), "nadia") || !strings.Contains(err.Error(), "paths.json") || !strings.Contains(err.Error(), "row seq 3") {
+	if strings.Contains(strings.ToLower(err.Error()), "nadia") || !strings.Contains(err.Error(), "blob.json") || !strings.Contains(err.Error(), "row seq 3") {
 		t.Fatalf("error %q must name file and row and never the value", err)
 	}
 }
@@ -376,7 +388,7 @@ func TestVerifyCatchesAMissedReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.dict.build(s.fk)
-	hits := s.verify(string(in))
+	hits := s.verify(string(in), in)
 	kinds := map[string]bool{}
 	for _, h := range hits {
 		kinds[h.Kind] = true
@@ -452,6 +464,7 @@ func TestCheck(t *testing.T) {
 	}
 	want := []string{
 		"-1 exporter.sanitizer no sanitizer stamp: run sanitize on the raw export before committing it",
+		"-1 exporter.conversationId Slack id that is not a sanitizer fake",
 		"4 tool_result.payload.message>text email address outside the reserved domains (example.com, .example, .test, .invalid)",
 		"4 tool_result.payload.message>text secret shape: github-token",
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -121,11 +122,11 @@ func TestExportSanitizedNeverWritesRawData(t *testing.T) {
 		t.Fatalf("load of the sanitized export: %+v", r)
 	}
 
-	// A refusal writes nothing: a person's handle that starts with b, right
-	// after an escaped backslash (a Windows path), may be the escape \b in
-	// the raw bytes, so the rewrite leaves it and the leak check refuses.
-	if _, err := src.Exec(context.Background(), `UPDATE junior_conversation_events SET payload = payload || '{"path": "C:\\Users\\bo.rivet"}'
-		WHERE conversation_id = $1 AND type = 'turn_routed'`, slack.ID); err != nil {
+	// A refusal writes nothing: a person's handle inside base64, which the
+	// rewrite does not decode and the leak check does.
+	blob := base64.StdEncoding.EncodeToString([]byte("assigned to bo.rivet"))
+	if _, err := src.Exec(context.Background(), `UPDATE junior_conversation_events SET payload = payload || jsonb_build_object('blob', $2::text)
+		WHERE conversation_id = $1 AND type = 'turn_routed'`, slack.ID, blob); err != nil {
 		t.Fatal(err)
 	}
 	refused := filepath.Join(dir, "refused.json")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -141,13 +142,13 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	raw := sample(t, dir, "raw.json", 20)
 	bad := filepath.Join(dir, "v2.json")
 	os.WriteFile(bad, []byte(`{"version":2,"surface":"web","events":[]}`), 0o600)
-	// A learned handle that starts with n, right after an escaped
-	// backslash (a Windows path): the raw bytes there may hold the escape
-	// of a newline, so the rewrite leaves it, and the leak check refuses.
+	// A learned handle inside base64, which the rewrite does not decode
+	// and the leak check does: refused.
 	rules := filepath.Join(dir, "rules.json")
 	os.WriteFile(rules, []byte(`{"version":1,"events":{"tool_result":[{"path":"payload.owner","kind":"handle"}]}}`), 0o600)
 	leaky := filepath.Join(dir, "leaky.json")
-	os.WriteFile(leaky, []byte(`{"version":1,"surface":"web","events":[{"seq":3,"type":"tool_result","payload":{"owner":"nadia.quill","path":"C:\\Users\\nadia.quill"}}]}`), 0o600)
+	blob := base64.StdEncoding.EncodeToString([]byte("owner: nadia.quill"))
+	os.WriteFile(leaky, []byte(`{"version":1,"surface":"web","events":[{"seq":3,"type":"tool_result","payload":{"owner":"nadia.quill","blob":"`+blob+`"}}]}`), 0o600)
 	leakOut := filepath.Join(dir, "leak.json")
 	shortKey := filepath.Join(dir, "short.key")
 	os.WriteFile(shortKey, []byte("abc\n"), 0o600)

@@ -1,7 +1,13 @@
 // Package secrets knows the shapes of the credentials an agent's traffic
 // and conversations carry (tokens pasted by people, found by tools, echoed
 // by a model, or sent in headers), so that nothing written for git keeps
-// one. The sanitizer and the recording proxy share it.
+// one.
+//
+// Scanner is the full set, gitleaks' default rules and agentvcr's own:
+// the sanitizer and sanitize check run it on every decoded string. Rules,
+// Find and First are agentvcr's own token families only, which the
+// recording proxy redacts in cassettes: gitleaks' generic rules would take
+// a cassette's own keys and hashes for secrets.
 package secrets
 
 import (
@@ -29,6 +35,29 @@ var rules = []Rule{
 	{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
 }
+
+// ownRule is one of agentvcr's shapes as the Scanner runs it: group is
+// the capture group that holds the secret (0: the whole match).
+type ownRule struct {
+	Rule
+	group int
+}
+
+// own are the shapes the Scanner adds to gitleaks' rule set: the token
+// families above (some broader than gitleaks' rules for the same
+// provider), passwords in URLs, AWS secret access keys next to their name,
+// and Stripe webhook secrets.
+var own = func() []ownRule {
+	out := make([]ownRule, 0, len(rules)+3)
+	for _, r := range rules {
+		out = append(out, ownRule{Rule: r})
+	}
+	return append(out,
+		ownRule{Rule{"url-credentials", []string{"://"}, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@'"<>]{1,256}:([^\s/@'"<>]{1,256})@[a-zA-Z0-9.-]`)}, 1},
+		ownRule{Rule{"aws-secret-key", []string{"aws"}, regexp.MustCompile(`(?i)aws.{0,20}?(?:secret|sk).{0,20}?['"\s:=]+([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)}, 1},
+		ownRule{Rule{"stripe-webhook-secret", []string{"whsec_"}, regexp.MustCompile(`whsec_[A-Za-z0-9]{24,}`)}, 0},
+	)
+}()
 
 // Rules returns the secret shapes, in order: where two match at one
 // place, the earlier names it.
