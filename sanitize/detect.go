@@ -298,7 +298,7 @@ var (
 	// cardRe are 13 to 19 digits, alone or with one space or dash between
 	// any two.
 	cardRe = regexp.MustCompile(`\d(?:[ -]?\d){12,18}`)
-	ibanRe      = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
+	ibanRe = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
 )
 
 // numberSpans finds what is written with digits: IPv4 addresses, phone

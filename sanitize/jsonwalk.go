@@ -34,11 +34,11 @@ type edit struct {
 type style uint8
 
 const (
-	styleASCII     style = 1 << iota // non-ASCII as \uXXXX (Python's json.dumps)
-	styleHTML                        // <, >, & as \u003c... (Go's encoding/json)
-	styleSlash                       // / as \/
-	styleUpperHex                    // \u00E9, not \u00e9
-	styleLineSeps                    // U+2028 and U+2029 as \u2028 (Go)
+	styleASCII    style = 1 << iota // non-ASCII as \uXXXX (Python's json.dumps)
+	styleHTML                       // <, >, & as \u003c... (Go's encoding/json)
+	styleSlash                      // / as \/
+	styleUpperHex                   // \u00E9, not \u00e9
+	styleLineSeps                   // U+2028 and U+2029 as \u2028 (Go)
 )
 
 // decodeString decodes the JSON string token raw (quotes included). at

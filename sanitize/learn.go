@@ -298,4 +298,3 @@ func (s *Sanitizer) learnName(v string, parts bool) {
 		s.dict.add(KindLastName, f[len(f)-1])
 	}
 }
-

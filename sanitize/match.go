@@ -237,4 +237,3 @@ func leftmostLongest(found []match) []match {
 	}
 	return kept
 }
-

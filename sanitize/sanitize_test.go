@@ -238,7 +238,7 @@ func TestSecretsBecomePlaceholders(t *testing.T) {
 		if strings.Contains(out, tok) || strings.Contains(out, strings.ReplaceAll(tok, "\n", `\\n`)) {
 			t.Errorf("%s survived", rule)
 		}
-		if !regexp.MustCompile(`\(` + rule + `\)`).MatchString(out) || strings.Count(out, "[redacted ") < len(tokens) {
+		if !regexp.MustCompile(`\(`+rule+`\)`).MatchString(out) || strings.Count(out, "[redacted ") < len(tokens) {
 			t.Errorf("no placeholder for %s", rule)
 		}
 	}
