@@ -295,9 +295,6 @@ var (
 	// numberRunRe are the runs libphonenumber and the card and IBAN checks
 	// are asked about.
 	numberRunRe = regexp.MustCompile(`\+?\(?\d[\d ().\-/]{5,}\d`)
-	// cardRe are 13 to 19 digits, alone or with one space or dash between
-	// any two.
-	cardRe = regexp.MustCompile(`\d(?:[ -]?\d){12,18}`)
 	ibanRe = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
 )
 
@@ -318,13 +315,28 @@ func numberSpans(s string, fk *faker, out []span) []span {
 			out = append(out, span{start, end, fk.fake(KindPhone, run), KindPhone, "phone"})
 		}
 	}
-	for _, m := range cardRe.FindAllStringIndex(s, -1) {
-		start, end := m[0], m[1]
-		if start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '.') || end < len(s) && (isAlnumByte(s[end]) || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1])) {
+	// International numbers and cards may be followed by more digits (a
+	// year, a count): each run of digit groups is read from each group on,
+	// to each group's end.
+	for _, r := range digitRuns(s, " -", 1) {
+		for a := range r {
+			for b := a; b < len(r); b++ {
+				if run := s[r[a][0]:r[b][1]]; isCard(run) {
+					out = append(out, span{r[a][0], r[b][1], fk.fake(KindCard, run), KindCard, "card"})
+				}
+			}
+		}
+	}
+	for _, r := range digitRuns(s, " .-()/", 2) {
+		if r[0][0] == 0 || s[r[0][0]-1] != '+' {
 			continue
 		}
-		if run := s[start:end]; isCard(run) {
-			out = append(out, span{start, end, fk.fake(KindCard, run), KindCard, "card"})
+		start := r[0][0] - 1
+		for b := len(r) - 1; b >= 0; b-- {
+			if run := s[start:r[b][1]]; validPhone(run, "") {
+				out = append(out, span{start, r[b][1], fk.fake(KindPhone, run), KindPhone, "phone"})
+				break
+			}
 		}
 	}
 	for _, m := range phoneShapeRe.FindAllStringIndex(s, -1) {
@@ -341,6 +353,47 @@ func numberSpans(s string, fk *faker, out []span) []span {
 	}
 	return out
 }
+
+// digitRuns returns the runs of digit groups in s, each group's start and
+// end: groups joined by at most maxSep separators of seps, the run
+// standing alone (no letter, digit, underscore or decimal point before it;
+// a last group glued to a word or a decimal is left out).
+func digitRuns(s, seps string, maxSep int) [][][2]int {
+	var runs [][][2]int
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) || i > 0 && (isAlnumByte(s[i-1]) || s[i-1] == '.' || s[i-1] == '_') {
+			continue
+		}
+		var run [][2]int
+		j := i
+		for {
+			g := j
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			run = append(run, [2]int{g, j})
+			k := j
+			for k < len(s) && k-j < maxSep && strings.IndexByte(seps, s[k]) >= 0 {
+				k++
+			}
+			if k == j || k >= len(s) || !isDigit(s[k]) {
+				break
+			}
+			j = k
+		}
+		end := run[len(run)-1][1]
+		if end < len(s) && (isAlpha(s[end]) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isDigit(s[end+1])) {
+			run = run[:len(run)-1]
+		}
+		if len(run) > 0 {
+			runs = append(runs, run)
+		}
+		i = end
+	}
+	return runs
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 func hasUpperPair(s string) bool {
 	for i := 1; i < len(s); i++ {

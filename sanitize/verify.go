@@ -490,7 +490,7 @@ var (
 	verifyIPv6      = regexp.MustCompile(`(?i)[0-9a-f:.]*:[0-9a-f:.]*:[0-9a-f:.]*`)
 	verifyPhone     = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
 	verifyIBAN      = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	verifyCard      = regexp.MustCompile(`\d(?:[ -]?\d){12,18}`)
+	verifyDigits    = regexp.MustCompile(`\d+(?:[ -]\d+)*`)
 	cardNetworks    = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
 )
 
@@ -554,9 +554,21 @@ func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 	}
 	for _, loc := range verifyPhone.FindAllStringIndex(s, -1) {
 		before := loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '+')
-		after := loc[1] < len(s) && (isAlnumASCII(s[loc[1]]) || s[loc[1]] == '.' && loc[1]+1 < len(s) && isAlnumASCII(s[loc[1]+1]))
-		if !before && !after && phoneValid(s[loc[0]:loc[1]]) {
-			found = append(found, "phone")
+		if before {
+			continue
+		}
+		// The number and what may follow it (a year, a count): every cut
+		// at the end of a group of digits is tried.
+		cand := s[loc[0]:loc[1]]
+		for cut := len(cand); cut > 0; cut-- {
+			if cut < len(cand) && !(unicode.IsDigit(rune(cand[cut-1])) && !unicode.IsDigit(rune(cand[cut]))) {
+				continue
+			}
+			after := loc[0]+cut < len(s) && (isAlnumASCII(s[loc[0]+cut]) || s[loc[0]+cut] == '.' && loc[0]+cut+1 < len(s) && isAlnumASCII(s[loc[0]+cut+1]))
+			if !after && phoneValid(cand[:cut]) {
+				found = append(found, "phone")
+				break
+			}
 		}
 	}
 	for _, loc := range verifyIBAN.FindAllStringIndex(s, -1) {
@@ -567,11 +579,21 @@ func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 			found = append(found, "iban")
 		}
 	}
-	for _, loc := range verifyCard.FindAllStringIndex(s, -1) {
-		before := loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.')
-		after := loc[1] < len(s) && (isAlnumASCII(s[loc[1]]) || s[loc[1]] == '.' && loc[1]+1 < len(s) && isAlnumASCII(s[loc[1]+1]))
-		if !before && !after && cardValid(s[loc[0]:loc[1]]) {
-			found = append(found, "card")
+	for _, loc := range verifyDigits.FindAllStringIndex(s, -1) {
+		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '_') {
+			continue
+		}
+		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' })
+		if end := loc[1]; end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
+			groups = groups[:len(groups)-1]
+		}
+		// Any groups in a row may be the card.
+		for i := range groups {
+			for j := i + 1; j <= len(groups); j++ {
+				if cardValid(strings.Join(groups[i:j], "")) {
+					found = append(found, "card")
+				}
+			}
 		}
 	}
 	return found
