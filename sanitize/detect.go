@@ -295,7 +295,7 @@ var (
 	// numberRunRe are the runs libphonenumber and the card and IBAN checks
 	// are asked about.
 	numberRunRe = regexp.MustCompile(`\+?\(?\d[\d ().\-/]{5,}\d`)
-	ibanRe = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
+	ibanRe      = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
 )
 
 // numberSpans finds what is written with digits: IPv4 addresses, phone
