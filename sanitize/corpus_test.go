@@ -469,7 +469,11 @@ func utf16Pair(r rune) (rune, rune) {
 // \u-escaped, with \/, HTML-escaped or percent-encoded, in its raw bytes
 // or in any string at any depth, decoded.
 func survivors(out []byte, values []plantedValue) []string {
-	texts := []string{string(out)}
+	// Raw bytes are a haystack for ids and secrets; a word is looked for in
+	// decoded text only, where an escape next to it cannot pass for its
+	// edge.
+	raw := string(out)
+	var texts []string
 	var collect func(v any)
 	collect = func(v any) {
 		switch v := v.(type) {
@@ -502,14 +506,19 @@ func survivors(out []byte, values []plantedValue) []string {
 		return []string{"the output is not JSON"}
 	}
 	collect(doc)
-	lower := make([]string, len(texts))
-	for i, t := range texts {
-		lower[i] = strings.ToLower(t)
-	}
+	// One haystack, the texts apart by a byte no form holds.
+	joined := strings.Join(texts, "\x00")
+	withRaw := joined + "\x00" + raw
+	texts = []string{joined}
+	lower := []string{strings.ToLower(joined)}
+	rawLower := []string{strings.ToLower(withRaw)}
 	var found []string
 	for _, v := range values {
 		for _, f := range formsOf(v) {
 			hay, needle := lower, strings.ToLower(f)
+			if !wordBounded(v) {
+				hay = rawLower
+			}
 			if v.verbatim {
 				// A name that is an English word stays in lower case:
 				// look for it as written and in capitals only.
@@ -534,13 +543,22 @@ func formsOf(v plantedValue) []string {
 		base = append(base, variants(s)...)
 	}
 	var out []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
 	for _, b := range base {
 		esc := b
-		out = append(out, b, html.EscapeString(b), url.QueryEscape(b), url.PathEscape(b), strings.ReplaceAll(b, "/", `\/`), uEscaped(b))
+		for _, f := range []string{b, html.EscapeString(b), url.QueryEscape(b), url.PathEscape(b), strings.ReplaceAll(b, "/", `\/`), uEscaped(b)} {
+			add(f)
+		}
 		for range 3 {
 			q, _ := json.Marshal(esc)
 			esc = string(q[1 : len(q)-1])
-			out = append(out, esc)
+			add(esc)
 		}
 	}
 	return out
@@ -569,7 +587,7 @@ func wordBounded(v plantedValue) bool {
 	return (v.class == "name part" || v.class == "name" || v.class == "handle" || v.class == "unknown name") && r < 0x250
 }
 
-var wordChar = regexp.MustCompile(`[\p{L}\p{N}]`)
+var wordChar = regexp.MustCompile(`[\p{L}\p{N}\p{M}]`)
 
 func inAny(texts []string, needle string, bounded bool) bool {
 	for _, t := range texts {
@@ -718,4 +736,61 @@ func anySlice(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// FuzzPlantedValue plants a learned value, in a form and an encoding the
+// fuzzer picks, at a depth it picks, between texts it picks, and holds the
+// sanitizer to its promise: the output is refused, or holds the value in
+// no form.
+func FuzzPlantedValue(f *testing.F) {
+	p := loadPlanted(f)
+	f.Add(uint64(0), "thx ", "!")
+	f.Add(uint64(7), "\u003c", "\u003e")
+	f.Add(uint64(42), "C:\\Users\\", "_401.png")
+	f.Add(uint64(99), "%2F", "%2F")
+	f.Add(uint64(1234), "\n", "\u00a0")
+	f.Fuzz(func(t *testing.T, seed uint64, before, after string) {
+		rng := rand.New(rand.NewPCG(seed, seed>>32|1))
+		who := p.People[rng.IntN(len(p.People))]
+		values := []plantedValue{{class: "name", value: who.Name}, {class: "email", value: who.Email}, {class: "handle", value: who.Handle}}
+		if who.ID != "" {
+			values = append(values, plantedValue{class: "slack id", value: who.ID})
+		}
+		for _, part := range strings.Fields(who.Name) {
+			values = append(values, plantedValue{class: "name part", value: part, verbatim: englishWordForTest(strings.ToLower(part))})
+		}
+		v := values[rng.IntN(len(values))]
+		text := v.value
+		switch rng.IntN(6) {
+		case 1:
+			text = variants(text)[rng.IntN(6)]
+		case 2:
+			text = html.EscapeString(text)
+		case 3:
+			text = url.QueryEscape(text)
+		}
+		text = before + text + after
+		encoders := []encoder{{name: "go", html: true}, {name: "python", ascii: true, spaced: true}, {name: "js"}, {name: "slashes", slash: true}}
+		var node any = text
+		for range rng.IntN(4) {
+			node = encoders[rng.IntN(len(encoders))].encode(obj{{"text", node}})
+		}
+		doc := obj{{"version", 1}, {"surface", "slack"}, {"identities", []any{identityObj(p, who)}},
+			{"events", []any{obj{{"createdAtMs", 1}, {"historyVersion", 0}, {"payload", obj{{"message", node}}}, {"schemaVersion", 2}, {"seq", 0}, {"type", "tool_result"}}}}}
+		in := []byte(encoders[rng.IntN(len(encoders))].encode(doc))
+		s, err := New(Options{Key: testKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Sanitize(in, "fuzz")
+		if err != nil {
+			if !errors.Is(err, ErrLeak) && !errors.Is(err, history.ErrInvalid) {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		if left := survivors(out, values); len(left) > 0 {
+			t.Fatalf("%v survived in\n%s\nfrom\n%s", left, out, in)
+		}
+	})
 }

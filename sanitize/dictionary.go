@@ -33,6 +33,17 @@ type entry struct {
 	value string
 }
 
+// opaque reports whether values of k are opaque ids, found wherever they
+// stand, even inside a longer word ("0U05SIOBH0300"): nothing else is
+// spelled like one.
+func opaque(k Kind) bool {
+	switch k {
+	case KindSlackID, KindEmail, KindIdentityID, KindDashboardID, KindHexID, KindURL:
+		return true
+	}
+	return false
+}
+
 // nameKind reports whether values of k are words of a person's name or
 // handle, which a word of the English dictionary may also be.
 func nameKind(k Kind) bool {
@@ -100,7 +111,7 @@ func (d *dictionary) build(fk *faker) {
 			}
 			continue
 		}
-		needles = append(needles, needle{text: foldText(e.value).text, foldCase: true, payload: i, wordBounds: true})
+		needles = append(needles, needle{text: foldText(e.value).text, foldCase: true, payload: i, wordBounds: !opaque(e.kind)})
 	}
 	d.matcher = newMatcher(needles)
 	d.built = len(d.list)

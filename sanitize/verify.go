@@ -381,12 +381,13 @@ func (v *verifier) textHits(s string) []string {
 	for _, m := range v.trie.MatchString(n) {
 		start := int(m.Pos())
 		end := start + len(m.Match())
-		if !standsAlone(n, start, end) {
-			continue
-		}
+		alone := standsAlone(n, start, end)
 		for _, i := range v.byText[string(m.Match())] {
-			e := v.entries[i]
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+			// Ids are found anywhere; words only as words.
+			if e := v.entries[i]; alone || e.kind == KindSlackID || e.kind == KindEmail || e.kind == KindIdentityID ||
+				e.kind == KindDashboardID || e.kind == KindHexID || e.kind == KindURL {
+				found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+			}
 		}
 	}
 	for _, i := range v.exact {
