@@ -175,6 +175,14 @@ func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id 
 const surfaceExpr = `CASE WHEN conversation_id LIKE 'slack:%' OR source = 'slack'
 	OR destination_json->>'platform' = 'slack' THEN 'slack' ELSE 'web' END`
 
+// identityColumns are the columns identityRow scans, of junior_identities
+// i and junior_users u.
+const identityColumns = `i.id, i.kind, i.provider, i.provider_tenant_id, i.provider_subject_id,
+	i.display_name, i.handle, i.email, i.email_normalized, i.email_verified, i.avatar_url,
+	i.metadata_json, i.created_at, i.updated_at,
+	u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
+	coalesce(u.is_admin, false), u.created_at, u.updated_at`
+
 func identities(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string) ([]history.Identity, error) {
 	t := p.Tables
 	rows, err := tx.Query(ctx, fmt.Sprintf(`
@@ -185,41 +193,87 @@ func identities(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string) ([
 			UNION SELECT unnest(ARRAY[actor_identity_id, creator_identity_id, credential_subject_identity_id])
 				FROM %[2]s WHERE conversation_id = $1
 		)
-		SELECT i.id, i.kind, i.provider, i.provider_tenant_id, i.provider_subject_id,
-			i.display_name, i.handle, i.email, i.email_normalized, i.email_verified, i.avatar_url,
-			i.metadata_json, i.created_at, i.updated_at,
-			u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
-			coalesce(u.is_admin, false), u.created_at, u.updated_at
+		SELECT %[5]s
 		FROM %[3]s i LEFT JOIN %[4]s u ON u.id = i.user_id
 		WHERE i.id IN (SELECT id FROM refs WHERE id IS NOT NULL)
-		ORDER BY i.id`, ident(t.Events), ident(t.Conversations), ident(t.Identities), ident(t.Users)), id)
+		ORDER BY i.id`, ident(t.Events), ident(t.Conversations), ident(t.Identities), ident(t.Users), identityColumns), id)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (history.Identity, error) {
+	return pgx.CollectRows(rows, identityRow)
+}
+
+func identityRow(row pgx.CollectableRow) (history.Identity, error) {
+	var (
+		i                 history.Identity
+		created, updated  time.Time
+		userID            *string
+		u                 history.User
+		uCreated, uUpdate *time.Time
+	)
+	err := row.Scan(&i.ID, &i.Kind, &i.Provider, &i.ProviderTenantID, &i.ProviderSubjectID,
+		&i.DisplayName, &i.Handle, &i.Email, &i.EmailNormalized, &i.EmailVerified, &i.AvatarURL,
+		&i.Metadata, &created, &updated,
+		&userID, &u.PrimaryEmail, &u.PrimaryEmailNormalized, &u.DisplayName, &u.Timezone,
+		&u.IsAdmin, &uCreated, &uUpdate)
+	if err != nil {
+		return i, err
+	}
+	i.CreatedAtMs, i.UpdatedAtMs = created.UnixMilli(), updated.UnixMilli()
+	if userID != nil {
+		u.ID = *userID
+		u.CreatedAtMs, u.UpdatedAtMs = uCreated.UnixMilli(), uUpdate.UnixMilli()
+		i.User = &u
+	}
+	return i, nil
+}
+
+// People returns every person the database knows, in a read-only
+// transaction: each identity with its user, and the users no identity
+// belongs to. The sanitizer learns them all, so that it finds a person
+// named in a conversation they took no part in.
+func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.User, error) {
+	p, err := e.profile()
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := e.DB.Begin(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	t := p.Tables
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM %s i LEFT JOIN %s u ON u.id = i.user_id ORDER BY i.id`,
+		identityColumns, ident(t.Identities), ident(t.Users)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, identityRow)
+	if err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	rows, err = tx.Query(ctx, fmt.Sprintf(`SELECT u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
+		u.is_admin, u.created_at, u.updated_at FROM %s u
+		WHERE NOT EXISTS (SELECT 1 FROM %s i WHERE i.user_id = u.id) ORDER BY u.id`, ident(t.Users), ident(t.Identities)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	users, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (history.User, error) {
 		var (
-			i                 history.Identity
-			created, updated  time.Time
-			userID            *string
-			u                 history.User
-			uCreated, uUpdate *time.Time
+			u                history.User
+			created, updated time.Time
 		)
-		err := row.Scan(&i.ID, &i.Kind, &i.Provider, &i.ProviderTenantID, &i.ProviderSubjectID,
-			&i.DisplayName, &i.Handle, &i.Email, &i.EmailNormalized, &i.EmailVerified, &i.AvatarURL,
-			&i.Metadata, &created, &updated,
-			&userID, &u.PrimaryEmail, &u.PrimaryEmailNormalized, &u.DisplayName, &u.Timezone,
-			&u.IsAdmin, &uCreated, &uUpdate)
-		if err != nil {
-			return i, err
-		}
-		i.CreatedAtMs, i.UpdatedAtMs = created.UnixMilli(), updated.UnixMilli()
-		if userID != nil {
-			u.ID = *userID
-			u.CreatedAtMs, u.UpdatedAtMs = uCreated.UnixMilli(), uUpdate.UnixMilli()
-			i.User = &u
-		}
-		return i, nil
+		err := row.Scan(&u.ID, &u.PrimaryEmail, &u.PrimaryEmailNormalized, &u.DisplayName, &u.Timezone, &u.IsAdmin, &created, &updated)
+		u.CreatedAtMs, u.UpdatedAtMs = created.UnixMilli(), updated.UnixMilli()
+		return u, err
 	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("people: %w", err)
+	}
+	return ids, users, nil
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }

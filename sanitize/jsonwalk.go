@@ -247,7 +247,7 @@ func (w *walker) value(s string, i int, edits *[]edit) (int, error) {
 	case strings.HasPrefix(s[i:], "null"):
 		return i + 4, nil
 	}
-	return i, &syntaxError{i, fmt.Sprintf("unexpected %q", s[i])}
+	return i, &syntaxError{i, "unexpected character"}
 }
 
 func (w *walker) object(s string, i int, edits *[]edit) (int, error) {

@@ -1,6 +1,7 @@
 package sanitize
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,14 +35,18 @@ func IsPeopleFile(doc []byte) bool {
 
 // ReadPeople reads a people file; name is used in errors.
 func ReadPeople(r io.Reader, name string) (*People, error) {
+	doc, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("people file %s: %w", name, err)
+	}
+	if !IsPeopleFile(doc) || gjson.GetBytes(doc, "version").Int() != 1 {
+		return nil, fmt.Errorf("%s is not a people file of version 1: write one with recorder export --people", name)
+	}
 	var p People
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("people file %s: %w", name, err)
-	}
-	if p.Kind != PeopleKind || p.Version != 1 {
-		return nil, fmt.Errorf("people file %s: not a people file of version 1 (kind %q, version %d): write one with recorder export --people", name, p.Kind, p.Version)
 	}
 	return &p, nil
 }

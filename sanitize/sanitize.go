@@ -40,6 +40,9 @@ type Options struct {
 	// ReportPaths counts replacements by JSON path in the Report, at the
 	// cost of finding each replacement's path.
 	ReportPaths bool
+	// People are every person a database knows (recorder export
+	// --people), learned before any document.
+	People *People
 }
 
 // Sanitizer replaces people, workspaces and secrets in recorded history.
@@ -89,6 +92,11 @@ func New(opts Options) (*Sanitizer, error) {
 	s.report = newReport(s.fk.fingerprint(), rules.Digest(), random)
 	for _, n := range opts.Names {
 		s.learnName(n, true)
+	}
+	if opts.People != nil {
+		if err := s.LearnPeople(opts.People); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -280,14 +288,24 @@ func (s *Sanitizer) stampEdit(exporter, surface gjson.Result) edit {
 	return edit{start: at, end: at, repl: ",\n  \"exporter\": {\"sanitizer\": " + st + "}", kind: "stamp"}
 }
 
+// orMissing names the type of a value, for an error: never the value,
+// which may be personal.
 func orMissing(v gjson.Result) string {
-	if !v.Exists() {
+	switch {
+	case !v.Exists():
 		return "nothing"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.Type == gjson.Number && len(v.Raw) <= 6:
+		return v.Raw
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.IsObject():
+		return "an object"
+	case v.IsArray():
+		return "an array"
 	}
-	if len(v.Raw) > 20 {
-		return v.Raw[:20] + "..."
-	}
-	return v.Raw
+	return v.Type.String()
 }
 
 func orInput(file string) string {

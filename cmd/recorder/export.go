@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type exportFlags struct {
 	json           bool
 	sanitize       bool
 	sanitizer      cliflags.Sanitize
+	people         string
 }
 
 func newExportCmd(e *env) *cobra.Command {
@@ -50,7 +52,15 @@ An export holds personal data: files are written with mode 0600. Sanitize
 before anything goes into git, or export with --sanitize: each conversation
 is then sanitized in memory, with its identities, and checked before it is
 written (mode 0644), so raw personal data never touches the disk. A
-conversation the sanitizer refuses is not written at all.`,
+conversation the sanitizer refuses is not written at all. With --sanitize the
+sanitizer first learns every person of the database (all identities and
+users), so that someone named in a conversation they took no part in is
+found too.
+
+--people FILE writes that dictionary of every person to FILE (mode 0600), for
+sanitize --people on files exported earlier. It is personal data for your
+machine only: keep it in your config dir, never in a repository (sanitize
+check refuses it there).`,
 		Example: `  # one conversation, to stdout
   recorder export --database-url "$PROD_RO_URL" --conversation slack:C0123:1790000000.000100
 
@@ -64,7 +74,10 @@ conversation the sanitizer refuses is not written at all.`,
   recorder export --ids-file ids.txt --out-dir exports/ --json
 
   # sanitized in memory, so raw personal data never touches the disk
-  recorder export --conversation slack:C0123:1790000000.000100 --sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/deploy.json`,
+  recorder export --conversation slack:C0123:1790000000.000100 --sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/deploy.json
+
+  # every person of the database, for sanitize --people
+  recorder export --people ~/.config/agentvcr/people.json`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, e) },
 	}
@@ -82,6 +95,7 @@ conversation the sanitizer refuses is not written at all.`,
 	fl.BoolVar(&f.withIdentities, "with-identities", false, "add the identity rows the conversation references")
 	fl.BoolVar(&f.json, "json", false, "bulk export: print one JSON object per conversation instead of file names")
 	fl.BoolVar(&f.sanitize, "sanitize", false, "sanitize each conversation in memory before writing it (implies --with-identities)")
+	fl.StringVar(&f.people, "people", "", "write every person of the database to this file (mode 0600), for sanitize --people")
 	f.sanitizer.Register(fl)
 	return cmd
 }
@@ -94,13 +108,14 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 		}
 	}
 	switch {
+	case selections == 0 && f.people != "":
 	case selections != 1:
-		return cli.Usagef("say what to export with exactly one of --conversation, --ids-file, --since or --all")
+		return cli.Usagef("say what to export with exactly one of --conversation, --ids-file, --since or --all (or --people alone)")
 	case f.conversation != "" && f.outDir != "":
 		return cli.Usagef("--out-dir is for bulk exports; use -o FILE with --conversation")
 	case f.conversation == "" && f.output != "":
 		return cli.Usagef("-o is for --conversation; a bulk export writes to --out-dir")
-	case f.conversation == "" && f.outDir == "":
+	case f.conversation == "" && f.outDir == "" && selections > 0:
 		return cli.Usagef("a bulk export needs --out-dir")
 	case f.idsFile != "" && (f.until != "" || f.surface != "" || f.limit != 0):
 		return cli.Usagef("--until, --surface and --limit filter --since or --all, not --ids-file")
@@ -142,8 +157,18 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	}
 	defer conn.Close(ctx)
 	ex := &export.Exporter{DB: conn, Profile: p, WithIdentities: f.withIdentities}
+	if f.people != "" {
+		n, err := writePeople(ctx, ex, p.Name, f.people)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "recorder: wrote %d people to %s (personal data: keep it out of git)\n", n, f.people)
+		if selections == 0 {
+			return nil
+		}
+	}
 	if f.sanitize {
-		if err := f.addSanitizer(ex, e); err != nil {
+		if err := f.addSanitizer(ctx, ex, e); err != nil {
 			return err
 		}
 	}
@@ -178,12 +203,32 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	return err
 }
 
-// addSanitizer makes the exporter sanitize each document before writing it.
-func (f *exportFlags) addSanitizer(ex *export.Exporter, e *env) error {
+// writePeople writes every person of the database to a people file.
+func writePeople(ctx context.Context, ex *export.Exporter, profile, name string) (int, error) {
+	ids, users, err := ex.People(ctx)
+	if err != nil {
+		return 0, err
+	}
+	p := &sanitize.People{Kind: sanitize.PeopleKind, Version: 1, Profile: profile, Identities: ids, Users: users}
+	return len(ids) + len(users), atomicfile.Write(name, 0o600, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	})
+}
+
+// addSanitizer makes the exporter sanitize each document before writing
+// it, having learned every person of the database.
+func (f *exportFlags) addSanitizer(ctx context.Context, ex *export.Exporter, e *env) error {
 	opts, err := f.sanitizer.Options(e.getenv)
 	if err != nil {
 		return cli.UsageError{Err: err}
 	}
+	ids, users, err := ex.People(ctx)
+	if err != nil {
+		return err
+	}
+	opts.People = &sanitize.People{Kind: sanitize.PeopleKind, Version: 1, Identities: ids, Users: users}
 	s, err := sanitize.New(opts)
 	if err != nil {
 		return cli.UsageError{Err: err}

@@ -243,3 +243,49 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestExportPeopleAndSanitizeLearnsTheWholeDatabase(t *testing.T) {
+	srcURL, src := juniortest.Database(t)
+	slack, _ := juniortest.SlackThread()
+	juniortest.Insert(t, src, slack)
+	// A person of the workspace who took no part in the conversation, and
+	// a user with no identity, both named in it.
+	ctx := context.Background()
+	if _, err := src.Exec(ctx, `INSERT INTO junior_users (id, primary_email, display_name) VALUES ('user-dana', 'dana.okonkwo@corp.example.net', 'Dana Okonkwo');
+		INSERT INTO junior_identities (id, kind, provider, provider_tenant_id, provider_subject_id, display_name, handle, email)
+			VALUES ('identity-oluwa', 'user', 'slack', 'T0AGENTVCR', 'U0OLUWA001', 'Oluwaseun Adeyemi', 'seun.a', 'seun@corp.io')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Exec(ctx, `UPDATE junior_conversation_events SET payload = payload || '{"note": "draft a note to Dana Okonkwo and Oluwaseun Adeyemi (seun.a)"}'
+		WHERE conversation_id = $1 AND type = 'turn_routed'`, slack.ID); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	people := filepath.Join(dir, "people.json")
+	r := recorder(t, "", "export", "--database-url", srcURL, "--people", people)
+	if r.code != 0 || !strings.Contains(r.stderr, "keep it out of git") {
+		t.Fatalf("export --people: %+v", r)
+	}
+	if info, err := os.Stat(people); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("people file: %v %v; want mode 0600", info, err)
+	}
+	doc, _ := os.ReadFile(people)
+	if found, err := sanitize.Check(doc, people); err != nil || len(found) != 1 || !strings.Contains(found[0].Problem, "people file") {
+		t.Fatalf("check of a people file: %+v %v", found, err)
+	}
+	keyFile := filepath.Join(dir, "k")
+	os.WriteFile(keyFile, []byte("recorder-test-key-0123456789abcd"), 0o600)
+	out := filepath.Join(dir, "out.json")
+	if r := recorder(t, "", "export", "--database-url", srcURL, "--conversation", slack.ID, "--sanitize", "--key-file", keyFile, "-o", out); r.code != 0 {
+		t.Fatalf("export --sanitize: %+v", r)
+	}
+	clean, _ := os.ReadFile(out)
+	for _, gone := range []string{"Dana", "Okonkwo", "Oluwaseun", "Adeyemi", "seun.a"} {
+		if strings.Contains(string(clean), gone) {
+			t.Errorf("%s, a person of the database only, survived export --sanitize", gone)
+		}
+	}
+	if !strings.Contains(string(clean), "draft a note to ") {
+		t.Fatal("the note is gone")
+	}
+}

@@ -31,9 +31,11 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	var (
-		flags  cliflags.Sanitize
-		output string
-		report string
+		flags       cliflags.Sanitize
+		output      string
+		report      string
+		people      string
+		skipRefused bool
 	)
 	root := &cobra.Command{
 		Use:   "sanitize [flags] [IN | -]",
@@ -53,11 +55,18 @@ directory), or - for standard input (the default); output goes to -o or
 standard output. In a directory, every file is learned before any is
 written, and nothing is written unless every file passes.
 
-Known limit: a name that appears only in free text, in no known field and in
-no --names file, is not found.`,
+--people FILE (written by recorder export --people) adds every person of the
+database, so that a person named in a conversation they took no part in is
+found too. A refused file is named with the row seq, the JSON path and why,
+never the value; --skip-refused writes the files that passed, and still
+exits 1.
+
+Known limit: a name that appears only in free text, in no known field, in no
+--people file and in no --names file, is not found.`,
 		Example: `  sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/launch.json export.json
   recorder export --conversation local:web:4f1c | sanitize > launch.json
   sanitize --key-file k --report report.json -o recordings/ exports/
+  recorder export --people ~/.config/agentvcr/people.json && sanitize --people ~/.config/agentvcr/people.json -o recordings/ exports/
   sanitize check recordings/`,
 		Version:       version.String(),
 		Args:          cli.Args(cobra.MaximumNArgs(1)),
@@ -69,6 +78,11 @@ no --names file, is not found.`,
 				return cli.UsageError{Err: err}
 			}
 			opts.ReportPaths = report != ""
+			if people != "" {
+				if opts.People, err = readPeople(people); err != nil {
+					return cli.UsageError{Err: err}
+				}
+			}
 			s, err := sanitize.New(opts)
 			if err != nil {
 				return cli.UsageError{Err: err}
@@ -81,7 +95,7 @@ no --names file, is not found.`,
 				in = args[0]
 			}
 			if info, statErr := os.Stat(in); statErr == nil && info.IsDir() {
-				err = sanitizeDir(s, in, output)
+				err = sanitizeDir(s, in, output, skipRefused, stderr)
 			} else {
 				err = sanitizeFile(s, in, output, stdin, stdout)
 			}
@@ -105,6 +119,8 @@ no --names file, is not found.`,
 	flags.Register(root.Flags())
 	root.Flags().StringVarP(&output, "output", "o", "", "output file, or directory for a directory IN (default standard output)")
 	root.Flags().StringVar(&report, "report", "", "write a JSON report (counts only, no original values) to this file")
+	root.Flags().StringVar(&people, "people", "", "learn every person in this people file (recorder export --people)")
+	root.Flags().BoolVar(&skipRefused, "skip-refused", false, "for a directory: write the files that pass, skip the refused ones, exit 1")
 	root.AddCommand(newCheckCmd(stdout))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -144,10 +160,25 @@ func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout
 	})
 }
 
+// readPeople reads a people file.
+func readPeople(name string) (*sanitize.People, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--people: %w", err)
+	}
+	defer f.Close()
+	return sanitize.ReadPeople(f, name)
+}
+
+// errRefused is returned when files were refused; each was named already.
+var errRefused = errors.New("refused")
+
 // sanitizeDir sanitizes every *.json below in into the same places below
 // out. Every file is learned first, so a name learned in one is found in
 // all; every file is sanitized and checked before the first is written.
-func sanitizeDir(s *sanitize.Sanitizer, in, out string) error {
+// A refused file is named on stderr; unless skip is set, a refusal writes
+// nothing at all.
+func sanitizeDir(s *sanitize.Sanitizer, in, out string, skip bool, stderr io.Writer) error {
 	if out == "" || out == "-" {
 		return cli.Usagef("a directory IN needs -o DIR")
 	}
@@ -164,16 +195,23 @@ func sanitizeDir(s *sanitize.Sanitizer, in, out string) error {
 			return err
 		}
 	}
-	var errs []error
+	refused := 0
 	for i, f := range files {
 		if docs[i], err = s.Sanitize(docs[i], f); err != nil {
-			errs = append(errs, err)
+			if !errors.Is(err, sanitize.ErrLeak) {
+				return err
+			}
+			fmt.Fprintf(stderr, "sanitize: %v\n", err)
+			refused++
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("wrote nothing: %w", errors.Join(errs...))
+	if refused > 0 && !skip {
+		return fmt.Errorf("%w: %d of %d files; wrote nothing (--skip-refused writes the others)", errRefused, refused, len(files))
 	}
 	for i, f := range files {
+		if docs[i] == nil {
+			continue
+		}
 		rel, err := filepath.Rel(in, f)
 		if err != nil {
 			return err
@@ -188,6 +226,9 @@ func sanitizeDir(s *sanitize.Sanitizer, in, out string) error {
 		}); err != nil {
 			return err
 		}
+	}
+	if refused > 0 {
+		return fmt.Errorf("%w: %d of %d files; wrote the other %d", errRefused, refused, len(files), len(files)-refused)
 	}
 	return nil
 }

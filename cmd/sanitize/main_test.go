@@ -178,3 +178,49 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		t.Fatal("a refused run wrote its output")
 	}
 }
+
+func TestPeopleFileAndSkipRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o700)
+	// One file names a person it never references; the people file knows
+	// her. Another holds a handle in base64, which is refused.
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","payload":{"text":"ask Dana Okonkwo"}}]}`), 0o600)
+	blob := base64.StdEncoding.EncodeToString([]byte("owner dana.okonkwo"))
+	os.WriteFile(filepath.Join(in, "b.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":4,"type":"tool_result","payload":{"blob":"`+blob+`"}}]}`), 0o600)
+	name, handle := "Dana Okonkwo", "dana.okonkwo"
+	people, _ := json.Marshal(sanitize.People{Kind: sanitize.PeopleKind, Version: 1, Identities: []history.Identity{
+		{ID: "i1", Kind: "user", Provider: "slack", ProviderSubjectID: "U0DANA0001", DisplayName: &name, Handle: &handle}}})
+	peopleFile := filepath.Join(dir, "people.json")
+	os.WriteFile(peopleFile, people, 0o600)
+	out := filepath.Join(dir, "out")
+
+	r := sanitizeCmd(t, withKey, "", "--people", peopleFile, "-o", out, in)
+	if r.code != 1 || !strings.Contains(r.stderr, "b.json: refusing to write") || !strings.Contains(r.stderr, "row seq 4 tool_result.payload.blob") ||
+		!strings.Contains(r.stderr, "wrote nothing") || strings.Contains(strings.ToLower(r.stderr), "dana") {
+		t.Fatalf("all or nothing: %+v", r)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a refused directory run wrote files")
+	}
+	r = sanitizeCmd(t, withKey, "", "--people", peopleFile, "--skip-refused", "-o", out, in)
+	if r.code != 1 || !strings.Contains(r.stderr, "b.json: refusing to write") || !strings.Contains(r.stderr, "wrote the other 1") {
+		t.Fatalf("--skip-refused: %+v", r)
+	}
+	a, err := os.ReadFile(filepath.Join(out, "a.json"))
+	if err != nil || strings.Contains(string(a), "Dana") || strings.Contains(string(a), "Okonkwo") || !strings.Contains(string(a), "ask ") {
+		t.Fatalf("a.json: %s %v", a, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "b.json")); !os.IsNotExist(err) {
+		t.Fatal("the refused file was written")
+	}
+	if r := sanitizeCmd(t, withKey, "", "--people", filepath.Join(dir, "a.json-not-here"), filepath.Join(in, "a.json")); r.code != 2 || !strings.Contains(r.stderr, "--people") {
+		t.Fatalf("a missing people file: %+v", r)
+	}
+	if r := sanitizeCmd(t, withKey, "", "--people", filepath.Join(in, "a.json"), filepath.Join(in, "a.json")); r.code != 2 || !strings.Contains(r.stderr, "not a people file") {
+		t.Fatalf("a history file as people file: %+v", r)
+	}
+	if r := sanitizeCmd(t, nil, "", "check", peopleFile); r.code != 1 || !strings.Contains(r.stdout, "people file") {
+		t.Fatalf("check of a people file: %+v", r)
+	}
+}
