@@ -39,7 +39,7 @@ func Check(doc []byte, file string) ([]Finding, error) {
 	}
 	fk := newFaker([]byte("agentvcr-check-digests"), nil)
 	notSecrets := DefaultRules().notSecrets()
-	inspect(src, func(string) {}, func(t target) {
+	inspect(src, func(int64) {}, func(t *target) {
 		if t.number {
 			return
 		}

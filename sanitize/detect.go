@@ -39,22 +39,23 @@ func (s *Sanitizer) detect(text string, out []span) []span {
 	out = idSpans(text, fk, out)
 	out = workspaceSpans(text, fk, out)
 	out = conversationIDSpans(text, fk, out)
-	if hasDigit(text) {
-		out = numberSpans(text, fk, out)
+	if n := countDigits(text); n >= 4 {
+		out = numberSpans(text, n, fk, out)
 	}
-	if strings.Count(text, ":") >= 2 {
+	if c := strings.Count(text, ":"); c >= 7 || c >= 2 && strings.Contains(text, "::") {
 		out = ipv6Spans(text, fk, out)
 	}
 	return out
 }
 
-func hasDigit(s string) bool {
+func countDigits(s string) int {
+	n := 0
 	for i := 0; i < len(s); i++ {
 		if isDigit(s[i]) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // findEmails returns the [start, end) of each email address in s. Local
@@ -298,13 +299,25 @@ var (
 	ibanRe      = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`)
 )
 
-// numberSpans finds what is written with digits: IPv4 addresses, phone
-// numbers, card numbers and IBANs.
-func numberSpans(s string, fk *faker, out []span) []span {
-	for _, m := range ipv4Re.FindAllStringIndex(s, -1) {
-		if ip := s[m[0]:m[1]]; !reservedIP(ip) && notDotted(s, m[0], m[1]) {
-			out = append(out, span{m[0], m[1], fk.fake(KindIP, ip), KindIP, "ip"})
+// numberSpans finds what is written with digits (s holds digits of
+// them): IPv4 addresses, phone numbers, card numbers and IBANs. Each
+// expression runs only on a text with digits enough for what it finds.
+func numberSpans(s string, digits int, fk *faker, out []span) []span {
+	if strings.Count(s, ".") >= 3 {
+		for _, r := range digitRuns(s, ".", 1) {
+			// Four numbers of at most three digits, dotted: an address.
+			for a := 0; a+4 <= len(r); a++ {
+				start, end := r[a][0], r[a+3][1]
+				if m := ipv4Re.FindStringIndex(s[start:end]); m != nil && m[0] == 0 && m[1] == end-start {
+					if ip := s[start:end]; !reservedIP(ip) && notDotted(s, start, end) {
+						out = append(out, span{start, end, fk.fake(KindIP, ip), KindIP, "ip"})
+					}
+				}
+			}
 		}
+	}
+	if digits < 7 {
+		return out
 	}
 	for _, m := range numberRunRe.FindAllStringIndex(s, -1) {
 		start, end := m[0], m[1]
@@ -319,6 +332,9 @@ func numberSpans(s string, fk *faker, out []span) []span {
 	// year, a count): each run of digit groups is read from each group on,
 	// to each group's end.
 	for _, r := range digitRuns(s, " -", 1) {
+		if digits < 13 {
+			break
+		}
 		for a := range r {
 			for b := a; b < len(r); b++ {
 				if run := s[r[a][0]:r[b][1]]; isCard(run) {
@@ -328,6 +344,9 @@ func numberSpans(s string, fk *faker, out []span) []span {
 		}
 	}
 	for _, r := range digitRuns(s, " .-()/", 2) {
+		if strings.IndexByte(s, '+') < 0 {
+			break
+		}
 		if r[0][0] == 0 || s[r[0][0]-1] != '+' {
 			continue
 		}
@@ -339,9 +358,18 @@ func numberSpans(s string, fk *faker, out []span) []span {
 			}
 		}
 	}
-	for _, m := range phoneShapeRe.FindAllStringIndex(s, -1) {
-		if digitBoundary(s, m[0], m[1]) {
-			out = append(out, span{m[0], m[1], fk.fake(KindPhone, s[m[0]:m[1]]), KindPhone, "phone"})
+	if digits >= 9 {
+		for _, r := range digitRuns(s, " .-()", 2) {
+			// Three groups or more: the regexp runs where they stand.
+			if len(r) < 3 {
+				continue
+			}
+			lo := max(0, r[0][0]-5)
+			for _, m := range phoneShapeRe.FindAllStringIndex(s[lo:r[len(r)-1][1]], -1) {
+				if start, end := lo+m[0], lo+m[1]; digitBoundary(s, start, end) {
+					out = append(out, span{start, end, fk.fake(KindPhone, s[start:end]), KindPhone, "phone"})
+				}
+			}
 		}
 	}
 	if hasUpperPair(s) {
@@ -461,11 +489,33 @@ func isPhone(run string) bool {
 // region unless it starts with +; without the +, its grouping must also
 // be the number's own.
 func validPhone(text, region string) bool {
+	// libphonenumber's parse is costly, and most runs are no number of
+	// the North American plan: those are told by their digits.
+	if !strings.HasPrefix(text, "+") && region == "US" && !nanpShaped(text) ||
+		strings.HasPrefix(text, "+1") && !nanpShaped(text[1:]) {
+		return false
+	}
 	num, err := phonenumbers.Parse(text, region)
 	if err != nil || !phonenumbers.IsValidNumber(num) {
 		return false
 	}
 	return strings.HasPrefix(text, "+") || groupedAsFormatted(text, num)
+}
+
+// nanpShaped reports whether the digits of text may be a number of the
+// North American plan: ten, or eleven starting with 1, with an area code
+// and an exchange that start with 2 to 9.
+func nanpShaped(text string) bool {
+	d := make([]byte, 0, 11)
+	for i := 0; i < len(text) && len(d) <= 11; i++ {
+		if isDigit(text[i]) {
+			d = append(d, text[i])
+		}
+	}
+	if len(d) == 11 && d[0] == '1' {
+		d = d[1:]
+	}
+	return len(d) == 10 && d[0] >= '2' && d[3] >= '2'
 }
 
 // groupedAsFormatted reports whether the digit groups of text keep each

@@ -179,7 +179,10 @@ func boundary(adj, edge rune) bool {
 // after them still stands as a word.
 const arabicProclitics = "وفبلكا"
 
-// wordAt reports whether s[start:end] stands as a word in s.
+// wordAt reports whether s[start:end] stands as a word in s. A digit
+// ends a word on one side ("nadia401", "401nadia"), not on both ("9ada3",
+// "U8BO4", which are ids), nor inside a run of eight hexadecimal digits or
+// more (a hash, a UUID: "3f2ada9b").
 func wordAt(s string, start, end int) bool {
 	first, _ := utf8.DecodeRuneInString(s[start:])
 	last, _ := utf8.DecodeLastRuneInString(s[:end])
@@ -192,6 +195,11 @@ func wordAt(s string, start, end int) bool {
 	}
 	if !boundary(after, last) {
 		return false
+	}
+	if isDigitRune(before) || isDigitRune(after) {
+		if isDigitRune(before) && isDigitRune(after) && !isDigitRune(first) && !isDigitRune(last) || inHexRun(s, start, end) {
+			return false
+		}
 	}
 	if boundary(before, first) {
 		return true
@@ -221,6 +229,35 @@ func wordAt(s string, start, end int) bool {
 func containsRune(s string, r rune) bool {
 	for _, c := range s {
 		if c == r {
+			return true
+		}
+	}
+	return false
+}
+
+// inHexRun reports whether s[start:end] lies in a run of eight or more
+// hexadecimal digits and dashes that holds a decimal digit.
+func inHexRun(s string, start, end int) bool {
+	isHex := func(c byte) bool {
+		return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' || c == '-'
+	}
+	for i := start; i < end; i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	lo, hi := start, end
+	for lo > 0 && isHex(s[lo-1]) {
+		lo--
+	}
+	for hi < len(s) && isHex(s[hi]) {
+		hi++
+	}
+	if hi-lo < 8 {
+		return false
+	}
+	for i := lo; i < hi; i++ {
+		if '0' <= s[i] && s[i] <= '9' {
 			return true
 		}
 	}

@@ -65,6 +65,8 @@ type Sanitizer struct {
 	leak        *verifier         // the leak check's view of dict, as of leakBuilt entries
 	leakBuilt   int
 	notSecrets  *regexp.Regexp // rules.NotSecrets
+	memo        map[string][]edit // textEdits of short texts, as of memoBuilt entries
+	memoBuilt   int
 }
 
 // New returns a Sanitizer.
@@ -85,7 +87,7 @@ func New(opts Options) (*Sanitizer, error) {
 		rules = DefaultRules()
 	}
 	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, reportPaths: opts.ReportPaths,
-		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets()}
+		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}}
 	s.dict.byValue = map[string]int{}
 	s.dict.folded = map[string]struct{}{}
 	s.fk = newFaker(key, s.dict.isOriginal)
@@ -167,8 +169,9 @@ func (s *Sanitizer) rewrite(src string, meta *docMeta) ([]edit, error) {
 			} else {
 				edits = s.textEdits(text)
 			}
-			if s.reportPaths {
+			if s.reportPaths && len(edits) > 0 {
 				where := s.pathOf(w.path, meta)
+				edits = slices.Clone(edits) // textEdits may share them
 				for i := range edits {
 					edits[i].where = where
 				}

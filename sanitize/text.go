@@ -39,6 +39,28 @@ func (v *view) orig(i int) int {
 // its entity- and percent-decoded views, the longest winning where two
 // overlap, secrets before all.
 func (s *Sanitizer) textEdits(text string) []edit {
+	// Short texts repeat (keys, roles, types): what was found in one is
+	// remembered, until the dictionary grows.
+	const memoMax = 96
+	if len(text) <= memoMax {
+		if s.memoBuilt != s.dict.built {
+			clear(s.memo)
+			s.memoBuilt = s.dict.built
+		}
+		if e, ok := s.memo[text]; ok {
+			return e
+		}
+		e := s.findEdits(text)
+		if len(s.memo) >= 1<<16 {
+			clear(s.memo)
+		}
+		s.memo[strings.Clone(text)] = e
+		return e
+	}
+	return s.findEdits(text)
+}
+
+func (s *Sanitizer) findEdits(text string) []edit {
 	spans := s.viewSpans(view{text: text}, nil)
 	if v, ok := entityView(text); ok {
 		spans = s.viewSpans(v, spans)

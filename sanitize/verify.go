@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/nyaruka/phonenumbers"
@@ -83,21 +84,24 @@ func (e *LeakError) Error() string {
 func (e *LeakError) Unwrap() error { return ErrLeak }
 
 // verify checks a sanitized document against its input: every learned
-// value, in every form, every detector, and every document nested in a
-// string of the input still a document in the output.
+// value, in every form, every detector, and every row holding as many
+// documents nested in its strings as it did.
 func (s *Sanitizer) verify(in string, out []byte) []Hit {
 	if !json.Valid(out) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
 	}
 	v := s.verifier()
-	nested := map[string]bool{}
-	inspect(in, func(pos string) { nested[pos] = true }, nil)
+	nestedIn := map[int64]int{}
+	inspect(in, func(seq int64) { nestedIn[seq]++ }, nil)
+	nestedOut := map[int64]int{}
 	var hits []Hit
-	inspect(string(out), func(pos string) { delete(nested, pos) }, func(t target) {
+	inspect(asString(out), func(seq int64) { nestedOut[seq]++ }, func(t *target) {
 		hits = append(hits, v.check(t)...)
 	})
-	for pos := range nested {
-		hits = append(hits, Hit{Seq: -1, Path: "at " + pos, Kind: "nested document no longer parses"})
+	for seq, n := range nestedIn {
+		if nestedOut[seq] < n {
+			hits = append(hits, Hit{Seq: seq, Kind: "a document nested in a string no longer parses"})
+		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Seq < hits[j].Seq })
 	return hits
@@ -109,20 +113,33 @@ type verifier struct {
 	entries []entry
 	trie    *ahocorasick.Trie
 	byText  map[string][]int // normalized value -> entries
-	// exact are the values that match only as written, and in capitals.
-	exact      []int
+	// exact finds the values that match only as written, and in
+	// capitals; byExact maps its words to entries.
+	exact      *ahocorasick.Trie
+	byExact    map[string][]int
 	notSecrets *regexp.Regexp // the product's ids that are no secrets
+	memo       map[memoKey][]string
 }
 
 func (s *Sanitizer) verifier() *verifier {
 	if s.leak != nil && s.leakBuilt == len(s.dict.list) {
 		return s.leak
 	}
-	v := &verifier{fk: s.fk, entries: s.dict.list, byText: map[string][]int{}, notSecrets: s.notSecrets}
-	var words []string
+	v := &verifier{fk: s.fk, entries: s.dict.list, byText: map[string][]int{}, byExact: map[string][]int{},
+		notSecrets: s.notSecrets, memo: map[memoKey][]string{}}
+	var words, exact []string
 	for i, e := range s.dict.list {
 		if verbatim(e.kind, e.value) {
-			v.exact = append(v.exact, i)
+			word := e.value
+			if e.kind == KindHandle {
+				word = "@" + word
+			}
+			for _, w := range []string{word, strings.ToUpper(word)} {
+				if len(v.byExact[w]) == 0 {
+					exact = append(exact, w)
+				}
+				v.byExact[w] = append(v.byExact[w], i)
+			}
 			continue
 		}
 		n := normalize(e.value)
@@ -132,6 +149,7 @@ func (s *Sanitizer) verifier() *verifier {
 		v.byText[n] = append(v.byText[n], i)
 	}
 	v.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	v.exact = ahocorasick.NewTrieBuilder().AddStrings(exact).Build()
 	s.leak, s.leakBuilt = v, len(s.dict.list)
 	return v
 }
@@ -147,82 +165,73 @@ type target struct {
 	key     bool     // the text is an object key
 }
 
-// inspect walks a history document: nested(pos) is told of every string
-// that is a JSON document, by its position (member and element indexes),
-// and leaf, if set, gets every other string and number, decoded.
-func inspect(doc string, nested func(pos string), leaf func(target)) {
-	var walk func(v gjson.Result, t target, pos string)
-	walk = func(v gjson.Result, t target, pos string) {
+// inspect walks a history document: nested(seq) is told of every string
+// that is a JSON document, by the seq of its row (-1 outside rows), and
+// leaf, if set, gets every other string and number, decoded, and every
+// object key. The target and its path are the walk's own: valid during
+// the call.
+func inspect(doc string, nested func(seq int64), leaf func(*target)) {
+	t := &target{seq: -1}
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
 		switch {
 		case v.Type == gjson.String:
-			if trimmed := strings.TrimSpace(v.Str); len(trimmed) > 1 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid([]byte(trimmed)) {
-				nested(pos)
+			if trimmed := strings.TrimSpace(v.Str); len(trimmed) > 1 && (trimmed[0] == '{' || trimmed[0] == '[') &&
+				json.Valid(unsafe.Slice(unsafe.StringData(trimmed), len(trimmed))) {
+				nested(t.seq)
 				t.path = append(t.path, ">")
-				walk(gjson.Parse(v.Str), t, pos+">")
+				walk(gjson.Parse(v.Str))
+				t.path = t.path[:len(t.path)-1]
 				return
 			}
 			if leaf != nil {
-				t.text = v.Str
+				t.text, t.number, t.key = v.Str, false, false
 				leaf(t)
 			}
 		case v.Type == gjson.Number:
 			if leaf != nil {
-				t.text, t.number = v.Raw, true
+				t.text, t.number, t.key = v.Raw, true, false
 				leaf(t)
 			}
 		case v.IsObject():
-			i := 0
+			rowTop := len(t.path) == 2 && t.path[0] == "events"
 			v.ForEach(func(k, val gjson.Result) bool {
-				kt := t
-				kt.path = append(append([]string(nil), t.path...), k.Str)
+				t.path = append(t.path, k.Str)
 				if leaf != nil {
-					key := kt
-					key.text, key.key = k.Str, true
-					leaf(key)
+					t.text, t.number, t.key = k.Str, false, true
+					leaf(t)
 				}
-				// Positions by index, but for the top level and the
-				// exporter, where the stamp adds a member.
-				p := pos + "." + strconv.Itoa(i)
-				if pos == "" || pos == ".exporter" {
-					p = pos + "." + k.Str
+				if !(rowTop && val.Type == gjson.Number && structural[k.Str]) {
+					walk(val)
 				}
-				i++
-				if len(t.path) == 2 && t.path[0] == "events" && val.Type == gjson.Number && structural[k.Str] {
-					return true
-				}
-				walk(val, kt, p)
+				t.path = t.path[:len(t.path)-1]
 				return true
 			})
 		case v.IsArray():
-			i := 0
+			rows := len(t.path) == 1 && t.path[0] == "events"
 			v.ForEach(func(_, val gjson.Result) bool {
-				et := t
-				et.path = append(append([]string(nil), t.path...), "[#]")
-				if len(t.path) == 1 && t.path[0] == "events" {
-					et.seq, et.rowType = val.Get("seq").Int(), val.Get("type").String()
+				t.path = append(t.path, "[#]")
+				if rows {
+					t.seq, t.rowType = val.Get("seq").Int(), val.Get("type").String()
 				}
-				walk(val, et, pos+"["+strconv.Itoa(i)+"]")
-				i++
+				walk(val)
+				if rows {
+					t.seq, t.rowType = -1, ""
+				}
+				t.path = t.path[:len(t.path)-1]
 				return true
 			})
 		}
 	}
-	walk(gjson.Parse(doc), target{seq: -1}, "")
+	walk(gjson.Parse(doc))
 }
 
 // structural are the numbers of an event row that are the log's own.
 var structural = map[string]bool{"seq": true, "createdAtMs": true, "historyVersion": true, "schemaVersion": true}
 
 // check returns the hits in one string or number.
-func (v *verifier) check(t target) []Hit {
-	var found []string // kinds, with digests after a tab
-	if t.number {
-		found = v.numberHits(t.text)
-	} else {
-		for _, form := range forms(t.text) {
-			found = append(found, v.textHits(form)...)
-		}
-	}
+func (v *verifier) check(t *target) []Hit {
+	found := v.found(t.text, t.number)
 	if len(found) == 0 {
 		return nil
 	}
@@ -240,9 +249,41 @@ func (v *verifier) check(t target) []Hit {
 	return hits
 }
 
+// found returns what the leak check finds in one string or number: kinds,
+// each with a digest after a tab. Short texts repeat (keys, roles, types):
+// what was found in one is remembered.
+func (v *verifier) found(text string, number bool) []string {
+	const memoMax = 96
+	if len(text) <= memoMax {
+		if f, ok := v.memo[memoKey{text, number}]; ok {
+			return f
+		}
+	}
+	var found []string
+	if number {
+		found = v.numberHits(text)
+	} else {
+		for _, form := range forms(text) {
+			found = append(found, v.textHits(form)...)
+		}
+	}
+	if len(text) <= memoMax {
+		if len(v.memo) >= 1<<16 {
+			clear(v.memo)
+		}
+		v.memo[memoKey{strings.Clone(text), number}] = found
+	}
+	return found
+}
+
+type memoKey struct {
+	text   string
+	number bool
+}
+
 // hitPath names where a hit is: the path's keys where they are plain
 // identifiers, digests of the others and of the key the hit is in.
-func hitPath(t target, fk *faker) string {
+func hitPath(t *target, fk *faker) string {
 	var b strings.Builder
 	for i, seg := range t.path {
 		switch {
@@ -288,7 +329,7 @@ func forms(s string) []string {
 			}
 		}
 	}
-	for _, tok := range base64Tokens.FindAllString(s, -1) {
+	for _, tok := range base64Candidates(s) {
 		if text, ok := decodeBase64Text(tok); ok {
 			out = append(out, text)
 			if gjson.Valid(text) {
@@ -319,7 +360,40 @@ func lenientUnescape(s string) string {
 	return b.String()
 }
 
-var base64Tokens = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
+// base64Candidates returns the runs of 16 base64 characters or more (with
+// their padding) that mix letter cases or hold a digit or + or /: a long
+// word is no base64.
+func base64Candidates(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		j := i
+		lower, upperCase, other := false, false, false
+		for j < len(s) {
+			c := s[j]
+			switch {
+			case 'a' <= c && c <= 'z':
+				lower = true
+			case 'A' <= c && c <= 'Z':
+				upperCase = true
+			case '0' <= c && c <= '9', c == '+', c == '/', c == '_', c == '-':
+				other = true
+			default:
+				goto end
+			}
+			j++
+		}
+	end:
+		k := j
+		for k < len(s) && k-j < 2 && s[k] == '=' {
+			k++
+		}
+		if j-i >= 16 && (other || lower && upperCase) {
+			out = append(out, s[i:k])
+		}
+		i = max(k, i+1)
+	}
+	return out
+}
 
 // decodeBase64Text decodes a base64 token in any of its alphabets, and
 // reports whether it holds printable UTF-8 text.
@@ -390,25 +464,14 @@ func (v *verifier) textHits(s string) []string {
 			}
 		}
 	}
-	for _, i := range v.exact {
-		e := v.entries[i]
-		word := e.value
-		if e.kind == KindHandle {
-			word = "@" + word
+	for _, m := range v.exact.MatchString(s) {
+		start := int(m.Pos())
+		if !standsAlone(s, start, start+len(m.Match())) {
+			continue
 		}
-		for _, w := range []string{word, strings.ToUpper(word)} {
-			for from := 0; ; {
-				at := strings.Index(s[from:], w)
-				if at < 0 {
-					break
-				}
-				at += from
-				from = at + len(w)
-				if standsAlone(s, at, at+len(w)) {
-					found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
-					break
-				}
-			}
+		for _, i := range v.byExact[string(m.Match())] {
+			e := v.entries[i]
+			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
 		}
 	}
 	return append(found, detectorHits(s, v.notSecrets)...)
@@ -433,6 +496,11 @@ func standsAlone(s string, start, end int) bool {
 	if !edge(after, last) {
 		return false
 	}
+	// Digits on both sides make an id of it, not a word; so does a hash.
+	digit := func(r rune) bool { return r >= '0' && r <= '9' }
+	if (digit(before) && digit(after) && !digit(first) && !digit(last)) || (digit(before) || digit(after)) && hashLike(s, start, end) {
+		return false
+	}
 	if edge(before, first) {
 		return true
 	}
@@ -446,6 +514,19 @@ func standsAlone(s string, start, end int) bool {
 			break
 		}
 		if len(prefix) == n || edge(prefix[len(prefix)-n-1], p[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+var hexRun = regexp.MustCompile(`[0-9a-fA-F-]{8,}`)
+
+// hashLike reports whether s[start:end] is part of eight hexadecimal
+// digits or more with a decimal digit among them.
+func hashLike(s string, start, end int) bool {
+	for _, m := range hexRun.FindAllStringIndex(s, -1) {
+		if m[0] <= start && end <= m[1] && strings.ContainsAny(s[m[0]:m[1]], "0123456789") {
 			return true
 		}
 	}
@@ -484,29 +565,37 @@ func scriptName(r rune) string {
 }
 
 var (
-	verifyEmail     = regexp.MustCompile(`[\p{L}\p{N}\p{Mn}._%+-]+@[\p{L}\p{N}\p{Mn}-]+(?:\.[\p{L}\p{N}\p{Mn}-]+)*\.\p{L}{2,}`)
-	verifySlackID   = regexp.MustCompile(`[UWTECGDBFAS][A-Z0-9]{8,11}`)
-	verifyWorkspace = regexp.MustCompile(`(?i)([a-z0-9-]+)(\.enterprise)?\.slack\.com`)
-	verifyIPv4      = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}`)
-	verifyIPv6      = regexp.MustCompile(`(?i)[0-9a-f:.]*:[0-9a-f:.]*:[0-9a-f:.]*`)
-	verifyPhone     = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
-	verifyIBAN      = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	verifyDigits    = regexp.MustCompile(`\d+(?:[ -]\d+)*`)
-	cardNetworks    = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
+	verifySlackID = regexp.MustCompile(`^[UWTECGDBFAS][A-Z0-9]{8,11}$`)
+	verifyPhone   = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
+	verifyIBAN    = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
+	verifyDigits  = regexp.MustCompile(`\d+(?:[ -]\d+)*`)
+	cardNetworks  = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
 )
 
 // detectorHits runs the leak check's own detectors on a text: email
 // addresses off the reserved domains, secrets, Slack ids and workspace
 // names that are not the sanitizer's fakes, IP addresses off the
 // documentation networks, phone numbers libphonenumber calls valid,
-// IBANs that pass mod 97 and card numbers that pass Luhn's check.
+// IBANs that pass mod 97 and card numbers that pass Luhn's check. Each
+// runs only on a text that has what it looks for.
 func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 	var found []string
-	if strings.Contains(s, "@") {
-		for _, m := range verifyEmail.FindAllString(s, -1) {
-			if !reservedDomain(strings.ToLower(m[strings.LastIndex(m, "@")+1:])) {
-				found = append(found, "email")
-			}
+	digits, upper, colons, dots := 0, false, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case c == ':':
+			colons++
+		case c == '.':
+			dots++
+		}
+	}
+	for _, addr := range emails(s) {
+		if !reservedDomain(strings.ToLower(addr[strings.LastIndex(addr, "@")+1:])) {
+			found = append(found, "email")
 		}
 	}
 	for _, m := range secrets.Default().Find(s) {
@@ -514,48 +603,179 @@ func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 			found = append(found, "secret:"+m.Rule)
 		}
 	}
-	for _, loc := range verifySlackID.FindAllStringIndex(s, -1) {
-		id := s[loc[0]:loc[1]]
-		alone := (loc[0] == 0 || !isAlnumASCII(s[loc[0]-1])) && (loc[1] == len(s) || !isAlnumASCII(s[loc[1]]))
-		if alone && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
-			found = append(found, "slack-id")
-		}
-	}
-	for _, m := range verifyWorkspace.FindAllStringSubmatchIndex(s, -1) {
-		if m[1] < len(s) && (isAlnumASCII(s[m[1]]) || s[m[1]] == '-') {
-			continue
-		}
-		ws := strings.ToLower(s[m[2]:m[3]])
-		if !slackDomains[ws] && !FakeWorkspace(ws) && !strings.HasPrefix(ws, "-") {
-			found = append(found, "workspace")
-		}
-	}
-	for _, loc := range verifyIPv4.FindAllStringIndex(s, -1) {
-		before := loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.')
-		after := loc[1] < len(s) && (isAlnumASCII(s[loc[1]]) || s[loc[1]] == '.' && loc[1]+1 < len(s) && isAlnumASCII(s[loc[1]+1]))
-		if addr, err := netip.ParseAddr(s[loc[0]:loc[1]]); err == nil && !before && !after && !documentationIPv4(addr) {
-			found = append(found, "ip")
-		}
-	}
-	if strings.Count(s, ":") >= 2 {
-		for _, loc := range verifyIPv6.FindAllStringIndex(s, -1) {
-			cand := strings.Trim(s[loc[0]:loc[1]], ".")
-			if !strings.HasPrefix(cand, "::") {
-				cand = strings.TrimLeft(cand, ":")
+	if upper && digits > 0 {
+		for _, id := range words(s, func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }, isAlnumASCII) {
+			if len(id) >= 9 && len(id) <= 12 && verifySlackID.MatchString(id) && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
+				found = append(found, "slack-id")
 			}
-			if !strings.HasSuffix(cand, "::") {
-				cand = strings.TrimRight(cand, ":")
+		}
+	}
+	if dots >= 2 {
+		for _, ws := range workspaces(s) {
+			if !slackDomains[ws] && !FakeWorkspace(ws) && !strings.HasPrefix(ws, "-") {
+				found = append(found, "workspace")
 			}
-			before := loc[0] > 0 && isAlnumASCII(s[loc[0]-1])
-			after := loc[1] < len(s) && isAlnumASCII(s[loc[1]])
-			if addr, err := netip.ParseAddr(cand); err == nil && addr.Is6() && !before && !after && !documentationIPv6(addr) {
+		}
+	}
+	if digits >= 4 && dots >= 3 {
+		for _, w := range words(s, func(c byte) bool { return '0' <= c && c <= '9' || c == '.' }, isAlnumASCII) {
+			w = strings.Trim(w, ".")
+			if strings.Count(w, ".") != 3 {
+				continue // a version, a decimal or a longer dotted run
+			}
+			if addr, err := netip.ParseAddr(w); err == nil && !documentationIPv4(addr) {
+				found = append(found, "ip")
+			}
+		}
+	}
+	if colons >= 7 || colons >= 2 && strings.Contains(s, "::") {
+		for _, cand := range ipv6Candidates(s) {
+			if addr, err := netip.ParseAddr(cand); err == nil && addr.Is6() && !documentationIPv6(addr) {
 				found = append(found, "ipv6")
 			}
 		}
 	}
+	if digits >= 7 && (strings.Contains(s, "+") || digits >= 10) {
+		found = append(found, phoneHits(s)...)
+	}
+	if upper && digits >= 2 && len(s) >= 15 {
+		for i := 0; i+4 <= len(s); i++ {
+			// Where two capitals and two digits start a word.
+			if isUpperASCII(s[i]) && isUpperASCII(s[i+1]) && isDigitASCII(s[i+2]) && isDigitASCII(s[i+3]) && (i == 0 || !isAlnumASCII(s[i-1])) {
+				if loc := verifyIBAN.FindStringIndex(s[i:]); loc != nil && loc[0] == 0 && ibanValid(s[i:i+loc[1]]) {
+					found = append(found, "iban")
+				}
+			}
+		}
+	}
+	if digits >= 13 {
+		found = append(found, cardHits(s)...)
+	}
+	return found
+}
+
+// words returns the runs of s whose bytes are in, with no byte of edge
+// before or after them.
+func words(s string, in, edge func(byte) bool) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		if !in(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && in(s[j]) {
+			j++
+		}
+		if (i == 0 || !edge(s[i-1])) && (j == len(s) || !edge(s[j])) {
+			out = append(out, s[i:j])
+		}
+		i = j
+	}
+	return out
+}
+
+func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigitASCII(c byte) bool { return '0' <= c && c <= '9' }
+
+// emails returns the email addresses in s: a local part of letters,
+// digits, marks and ._%+-, an @, and a domain of labels with a last label
+// of two letters or more.
+func emails(s string) []string {
+	var out []string
+	for from := 0; ; {
+		at := strings.IndexByte(s[from:], '@')
+		if at < 0 {
+			return out
+		}
+		at += from
+		from = at + 1
+		local := strings.LastIndexFunc(s[:at], func(r rune) bool {
+			return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || strings.ContainsRune("._%+-", r))
+		}) + 1
+		if local > 0 {
+			_, n := utf8.DecodeRuneInString(s[local-1:])
+			local += n - 1
+		}
+		end := strings.IndexFunc(s[at+1:], func(r rune) bool {
+			return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '.' || r == '-')
+		})
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at + 1
+		}
+		domain := strings.TrimRight(s[at+1:end], ".-")
+		labels := strings.Split(domain, ".")
+		tld := labels[len(labels)-1]
+		if local < at && len(labels) >= 2 && labels[0] != "" && utf8.RuneCountInString(tld) >= 2 && strings.IndexFunc(tld, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+			out = append(out, strings.TrimLeft(s[local:at], ".")+"@"+domain)
+		}
+	}
+}
+
+// workspaces returns the labels before .slack.com (and before
+// .enterprise.slack.com) in s, in lower case.
+func workspaces(s string) []string {
+	var out []string
+	lower := strings.ToLower(s)
+	for from := 0; ; {
+		i := strings.Index(lower[from:], ".slack.com")
+		if i < 0 {
+			return out
+		}
+		i += from
+		from = i + len(".slack.com")
+		if from < len(lower) && (isAlnumASCII(lower[from]) || lower[from] == '-') {
+			continue
+		}
+		host := strings.TrimSuffix(lower[:i], ".enterprise")
+		label := host[strings.LastIndexFunc(host, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })+1:]
+		if label != "" {
+			out = append(out, label)
+		}
+	}
+}
+
+// ipv6Candidates returns the runs of hexadecimal digits, colons and dots
+// with two colons or more, standing alone.
+func ipv6Candidates(s string) []string {
+	var out []string
+	isPart := func(c byte) bool { return isHexDigit(c) || c == ':' || c == '.' }
+	for i := 0; i < len(s); {
+		if !isPart(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isPart(s[j]) {
+			j++
+		}
+		run := strings.Trim(s[i:j], ".")
+		if strings.Count(run, ":") >= 2 && (i == 0 || !isAlnumASCII(s[i-1])) && (j == len(s) || !isAlnumASCII(s[j])) {
+			if !strings.HasPrefix(run, "::") {
+				run = strings.TrimLeft(run, ":")
+			}
+			if !strings.HasSuffix(run, "::") {
+				run = strings.TrimRight(run, ":")
+			}
+			out = append(out, run)
+		}
+		i = j
+	}
+	return out
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// phoneHits looks for numbers libphonenumber calls valid: written with a
+// +, or in the United States' 3-3-4 layout.
+func phoneHits(s string) []string {
+	var found []string
 	for _, loc := range verifyPhone.FindAllStringIndex(s, -1) {
-		before := loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '+')
-		if before {
+		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '+') {
 			continue
 		}
 		// The number and what may follow it (a year, a count): every cut
@@ -572,14 +792,12 @@ func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 			}
 		}
 	}
-	for _, loc := range verifyIBAN.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && isAlnumASCII(s[loc[0]-1]) {
-			continue
-		}
-		if ibanValid(s[loc[0]:loc[1]]) {
-			found = append(found, "iban")
-		}
-	}
+	return found
+}
+
+// cardHits looks for card numbers in every run of digit groups.
+func cardHits(s string) []string {
+	var found []string
 	for _, loc := range verifyDigits.FindAllStringIndex(s, -1) {
 		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '_') {
 			continue
@@ -587,6 +805,9 @@ func detectorHits(s string, notSecrets *regexp.Regexp) []string {
 		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' })
 		if end := loc[1]; end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
 			groups = groups[:len(groups)-1]
+		}
+		if len(strings.Join(groups, "")) < 13 {
+			continue
 		}
 		// Any groups in a row may be the card.
 		for i := range groups {
@@ -664,6 +885,22 @@ func phoneValid(text string) bool {
 	region := "US"
 	if strings.HasPrefix(text, "+") {
 		region = ""
+	}
+	// A number of the North American plan has ten digits after its 1,
+	// whose area code and exchange start with 2 to 9: others need no parse.
+	var d []rune
+	for _, r := range text {
+		if r >= '0' && r <= '9' {
+			d = append(d, r)
+		}
+	}
+	if region == "US" || d[0] == '1' {
+		if region == "" || len(d) == 11 && d[0] == '1' {
+			d = d[1:]
+		}
+		if len(d) != 10 || d[0] < '2' || d[3] < '2' {
+			return false
+		}
 	}
 	num, err := phonenumbers.Parse(text, region)
 	return err == nil && phonenumbers.IsValidNumber(num)

@@ -34,9 +34,9 @@ type Scanner struct {
 	rules    []*scanRule
 	gitleaks int // rules[:gitleaks] are gitleaks', the rest own's
 	trie     *ahocorasick.Trie
+	shortest int              // no rule matches a text shorter
 	byWord   map[string][]int // lower-case keyword -> rules
 	allow    []*config.Allowlist
-	version  string
 }
 
 // scanRule is one rule, ready to run.
@@ -121,7 +121,7 @@ func newScanner() (*Scanner, error) {
 	}
 	s.gitleaks = len(s.rules)
 	for _, r := range own {
-		s.rules = append(s.rules, &scanRule{id: r.Name, re: r.Re, keywords: lowerAll(r.Keywords), group: r.group, exact: true})
+		s.rules = append(s.rules, &scanRule{id: r.Name, re: r.Re, keywords: lowerAll(r.Keywords), group: r.group, exact: true, shape: tokenShapes[r.Name]})
 	}
 	var words []string
 	for i, r := range s.rules {
@@ -135,6 +135,14 @@ func newScanner() (*Scanner, error) {
 		}
 	}
 	s.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	s.shortest = math.MaxInt
+	for _, r := range s.rules {
+		re, err := syntax.Parse(r.re.String(), syntax.Perl)
+		if err != nil {
+			return nil, err
+		}
+		s.shortest = min(s.shortest, minLen(re))
+	}
 	return s, nil
 }
 
@@ -355,6 +363,16 @@ var tokenShapes = map[string]func(text, lower string, start, end int) bool{
 		return t[start:end] == "SG." && run(t, end, func(c byte) bool { return isWordOrDash(c) || c == '=' || c == '.' }) >= 66
 	},
 	// (?i)(?:\bkind:[ \t]*["']?\bsecret\b...\bdata:...|\bdata:...\bkind:...)
+	// [^\s:/@'"<>]{1,256}:([^\s/@'"<>]{1,256})@ after the scheme's ://
+	"url-credentials": func(t, _ string, _, end int) bool {
+		authority := t[end:min(len(t), end+514)]
+		stop := strings.IndexAny(authority, "/ \t\n\r'\"<>")
+		if stop >= 0 {
+			authority = authority[:stop]
+		}
+		colon := strings.IndexByte(authority, ':')
+		return colon > 0 && strings.IndexByte(authority[colon:], '@') > 1
+	},
 	// (evaluated once per text: see textShapes)
 	"kubernetes-secret-yaml": func(_, lower string, _, _ int) bool {
 		return strings.Contains(lower, "kind:") && strings.Contains(lower, "data:")
@@ -436,6 +454,9 @@ func isSpace(c byte) bool {
 // (the rule's secret group: the value of an assignment, not its name), in
 // order of rules; spans of different rules may overlap.
 func (s *Scanner) Find(text string) []Match {
+	if len(text) < s.shortest {
+		return nil
+	}
 	lower := strings.ToLower(text)
 	if len(lower) != len(text) {
 		// Lower-casing changed some lengths (a few non-ASCII letters do):
