@@ -1,31 +1,36 @@
 // Package sanitize removes people, workspaces and secrets from recorded
 // history (package history) so that real conversations can be committed to
 // git and read by anyone. It refuses to write rather than leak: after
-// rewriting a document it checks its own output for every original value it
-// learned and every secret shape, and returns a *LeakError, and no output,
-// if anything survived.
+// rewriting a document, a leak check that shares no matching code with the
+// rewrite reads the output again, and if it finds an original value it
+// learned, a secret, a personal value a detector knows, or a nested
+// document that no longer parses, Sanitize returns a *LeakError and no
+// output.
+//
+// The rewrite is decode first. Every string of a document is decoded
+// completely, a string that is itself a JSON document is walked as one at
+// any depth, and values are looked for in decoded text and in its
+// HTML-entity- and percent-decoded forms. A replacement is written back
+// escaped the way its string was (Go's \u003c, Python's \u00e9, \/), over
+// whole characters, so untouched bytes stay identical and nested documents
+// still parse.
+//
+// Values come from rules (gjson paths per event type and per identity
+// field; DefaultRules for the junior profile), from Options.People (every
+// person of a database, see People) and Options.Names, and from detectors:
+// gitleaks' rule set for secrets (internal/secrets), libphonenumber for
+// phones, mod 97 for IBANs, Luhn for cards, and detectors of emails, Slack
+// markup, ids and workspaces, and IP addresses. Learned names match in any
+// letter case, normalization and script, but for one-word names that are
+// English words, which match only as written.
 //
 // Replacements are keyed and deterministic: each fake derives from
 // HMAC-SHA256(key, kind || value), so the same key gives the same fake in
-// every file and every run, and a fixture set stays consistent. Fakes keep
-// the format of what they replace: Slack ids keep their type prefix and
-// length, emails become addresses on example.com, names become coherent
-// first and last names (each part mapped on its own, so "Ada" in free text
-// and "Ada Quill" in a field agree), dashboard and conversation ids keep
-// their shape, secrets become bracketed placeholders that no scanner takes
-// for a token.
+// every file and every run. Fakes keep the format of what they replace,
+// and those a detector could take for an original carry a mark: Slack ids
+// a check character, phones, IBANs and cards a failing check, IPs the
+// documentation networks, emails example.com.
 //
-// The sanitizer works structure first, then text. Rules (gjson paths per
-// event type and per identity field; DefaultRules for the junior profile)
-// name the known personal fields, and the sanitizer learns each original
-// value there. Then one pass over every string and object key, including
-// JSON documents nested in strings at any depth and XML-escaped text,
-// replaces every learned value and runs detectors for emails, Slack markup
-// and ids, workspace URLs, phone numbers, IP addresses and secrets.
-// Replacements are spliced into the raw bytes: everything else, escapes
-// included, stays byte for byte, so a re-sanitized fixture diffs only where
-// a value changed.
-//
-// Known limit: a name that appears only in free text, in no known field and
-// in no names dictionary (Options.Names), is not found.
+// Known limit: a name that appears only in free text, in no known field,
+// no people file and no names list, is not found.
 package sanitize
