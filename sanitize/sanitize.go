@@ -64,7 +64,7 @@ type Sanitizer struct {
 	keys        map[string]string // object keys as reports show them
 	leak        *verifier         // the leak check's view of dict, as of leakBuilt entries
 	leakBuilt   int
-	notSecrets  *regexp.Regexp // rules.NotSecrets
+	notSecrets  *regexp.Regexp    // rules.NotSecrets
 	memo        map[string][]edit // textEdits of short texts, as of memoBuilt entries
 	memoBuilt   int
 }
