@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -413,21 +414,56 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		}
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	resp, err := p.upstream(req)
+	// The response is recorded whole even when the agent hangs up before
+	// its end (SDKs stop reading after the last event): once the headers
+	// are in, the agent going away no longer cancels the upstream request;
+	// the tee ends it.
+	upCtx, upCancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	var headers atomic.Bool
+	stop := context.AfterFunc(req.Context(), func() {
+		if !headers.Load() {
+			upCancel()
+		}
+	})
+	resp, err := p.upstream(req.WithContext(upCtx))
+	headers.Store(true)
 	if err != nil {
+		stop()
+		upCancel()
 		return p.upstreamError(req, err), nil
 	}
 	resp.Header.Set(Header, "recorded")
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		resp.Header.Set(Header, "live")
 		p.count(func(s *Stats) { s.Live++ })
+		p.logf("not recorded %s %s (%s): status %d is never recorded", req.Method, req.URL, st.rule.Name, resp.StatusCode)
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { stop(); upCancel() }}
 		return resp, nil
 	}
 	sc := p.currentScope()
-	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, done: func(t *tee) {
-		p.record(st, sc, &creq, resp, t)
-	}}
+	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, drain: drainTimeout,
+		cancel: func() { stop(); upCancel() },
+		done:   func(t *tee) { p.record(st, sc, &creq, resp, t) },
+		skip: func(why string) {
+			p.logf("not recorded %s %s (%s): %s", req.Method, req.URL, st.rule.Name, why)
+		}}
 	return resp, nil
+}
+
+// drainTimeout bounds how long the rest of a response is read for its
+// recording after the agent hung up.
+const drainTimeout = 30 * time.Second
+
+// cancelOnClose ends an upstream request when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // live sends a request upstream and says so.
@@ -495,16 +531,20 @@ func captured(req *http.Request, body []byte) cassette.Request {
 
 // tee passes a response body through while it keeps a copy, capped, with
 // the time each chunk arrived; done runs once at the end of a body read
-// whole.
+// whole, skip once with the reason when the body is not recorded.
 type tee struct {
 	io.ReadCloser
 	start  time.Time
 	max    int
+	drain  time.Duration // how long Close reads the rest of an unfinished body
 	buf    bytes.Buffer
 	chunks []cassette.Chunk
 	over   bool
-	ended  bool
+	ended  bool // EOF was read
+	failed error
 	done   func(*tee)
+	skip   func(why string)
+	cancel func() // ends the upstream request
 }
 
 func (t *tee) Read(b []byte) (int, error) {
@@ -514,18 +554,45 @@ func (t *tee) Read(b []byte) (int, error) {
 			t.over = true
 			t.buf.Reset()
 			t.chunks = nil
+			t.skip(fmt.Sprintf("the body is over the %d-byte cap (MaxRecord)", t.max))
 		} else {
 			t.buf.Write(b[:n])
 			t.chunks = append(t.chunks, cassette.Chunk{End: t.buf.Len(), After: time.Since(t.start).Milliseconds()})
 		}
 	}
-	if err == io.EOF && !t.ended {
+	switch {
+	case err == io.EOF && !t.ended:
 		t.ended = true
 		if !t.over {
 			t.done(t)
 		}
+	case err != nil && err != io.EOF && t.failed == nil:
+		t.failed = err
 	}
 	return n, err
+}
+
+// Close records a body the agent stopped reading before its end (an SDK
+// hangs up after message_stop or [DONE]): it reads the rest, up to the cap
+// and t.drain, then ends the upstream request.
+func (t *tee) Close() error {
+	if !t.ended && !t.over && t.failed == nil {
+		timer := time.AfterFunc(t.drain, t.cancel)
+		buf := make([]byte, 32<<10)
+		for !t.ended && !t.over && t.failed == nil {
+			if _, err := t.Read(buf); err != nil {
+				break
+			}
+		}
+		if !timer.Stop() && !t.ended {
+			t.failed = fmt.Errorf("the agent hung up and the rest of the response took longer than %s", t.drain)
+		}
+	}
+	if !t.ended && !t.over {
+		t.skip(fmt.Sprintf("the response did not arrive whole: %v", t.failed))
+	}
+	t.cancel()
+	return t.ReadCloser.Close()
 }
 
 // record keeps an interaction whose response was read whole. Outside a

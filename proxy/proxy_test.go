@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -507,5 +508,86 @@ func TestPassthroughUnlisted(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "tunnelled" || resp.Header.Get(Header) != "" {
 		t.Fatalf("unlisted origin with passthrough: %q %q", b, resp.Header.Get(Header))
+	}
+}
+
+// lines is a log writer that hands each line to a channel.
+type lines chan string
+
+func (l lines) Write(b []byte) (int, error) {
+	l <- strings.TrimSpace(string(b))
+	return len(b), nil
+}
+
+// waitLine returns the first line that holds want, or fails after 10 s.
+func waitLine(t *testing.T, l lines, want string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case line := <-l:
+			if strings.Contains(line, want) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no log line with %q", want)
+			return ""
+		}
+	}
+}
+
+func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
+	// The agent reads to the last event and hangs up, as the SDKs do after
+	// message_stop or [DONE]; the upstream ends its response only after.
+	release := make(chan struct{})
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: {\"n\":%d}\n\n", i)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	t.Cleanup(upstream.Close)
+	dir := t.TempDir()
+	p, client := front(t, upstream, ModeRecord, dir, Rule{Name: "model", URLPrefix: upstream.URL + "/"})
+	logs := make(lines, 100)
+	p.Log = log.New(logs, "", 0)
+
+	resp, err := client.Post(upstream.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && sc.Text() != "data: [DONE]" {
+	}
+	resp.Body.Close() // before the end of the body: the connection goes
+	client.CloseIdleConnections()
+	close(release)
+	waitLine(t, logs, "recorded POST")
+
+	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
+	if err != nil || len(c.Interactions) != 1 || !strings.HasSuffix(c.Interactions[0].Response.Body, "data: [DONE]\n\n") {
+		t.Fatalf("cassette: %v %v", c, err)
+	}
+}
+
+func TestUnrecordedInteractionsAreLogged(t *testing.T) {
+	r := newRig(t, ModeRecord, t.TempDir())
+	logs := make(lines, 100)
+	r.proxy.Log = log.New(logs, "", 0)
+	if resp, err := r.client.Get(r.upstream.URL + "/v1/fail"); err == nil {
+		resp.Body.Close()
+	}
+	if line := waitLine(t, logs, "not recorded"); !strings.Contains(line, "/v1/fail") || !strings.Contains(line, "529") {
+		t.Fatalf("log line %q", line)
+	}
+	if resp, err := r.client.Get(r.upstream.URL + "/v1/truncated"); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if line := waitLine(t, logs, "not recorded"); !strings.Contains(line, "/v1/truncated") || !strings.Contains(line, "did not arrive whole") {
+		t.Fatalf("log line %q", line)
 	}
 }
