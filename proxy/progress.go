@@ -447,12 +447,9 @@ func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "the control server cannot stream")
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": agentvcr events\n\n")
-	flusher.Flush()
 
+	// Subscribed before the stream opens: a client that starts a request
+	// as soon as it sees the opening line misses nothing.
 	out := make(chan Event, 4096)
 	gone := r.Context().Done()
 	unsubscribe := p.Subscribe(func(ctx context.Context, ev Event) {
@@ -477,6 +474,11 @@ func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": agentvcr events\n\n")
+	flusher.Flush()
 	defer unsubscribe()
 	for {
 		select {

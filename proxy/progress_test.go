@@ -21,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
@@ -376,9 +377,13 @@ func TestControlEvents(t *testing.T) {
 	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=reply", "")
 	defer resp.Body.Close()
 	events := make(chan Event, 100)
+	opened := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), ": agentvcr events") {
+				close(opened)
+			}
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				var ev Event
 				json.Unmarshal([]byte(data), &ev)
@@ -387,8 +392,12 @@ func TestControlEvents(t *testing.T) {
 		}
 		close(events)
 	}()
-	// The subscription is made once the stream's first comment is out.
-	time.Sleep(50 * time.Millisecond)
+	// The stream is subscribed once its opening line is out.
+	select {
+	case <-opened:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event stream did not open")
+	}
 
 	p.Slack.AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
 	p.Slack.AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})
@@ -547,5 +556,58 @@ func TestProgressOfAReplay(t *testing.T) {
 	evs := replayed.wait(t, EventDone)
 	if types(evs) != types(live.events) || p.Stats().Replayed != 1 {
 		t.Fatalf("replay events %s; live %s", types(evs), types(live.events))
+	}
+}
+
+// flushHook is a ResponseWriter that calls a hook at each flush.
+type flushHook struct {
+	*httptest.ResponseRecorder
+	flushes int
+	hook    func(n int)
+}
+
+func (f *flushHook) Flush() {
+	f.flushes++
+	f.hook(f.flushes)
+}
+
+func TestEventStreamIsSubscribedBeforeItOpens(t *testing.T) {
+	// An event made the moment the stream's opening line is out, as a
+	// client that starts its request on seeing it makes one, is streamed.
+	authority, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{CA: authority, Dir: t.TempDir()}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	streamed := make(chan struct{})
+	w := &flushHook{ResponseRecorder: httptest.NewRecorder(), hook: func(n int) {
+		switch n {
+		case 1: // the opening line
+			o := &observation{p: p, ctx: context.Background(), start: time.Now(), base: Event{Request: 1}}
+			o.emit(Event{Type: EventRequest})
+		case 2: // the first event
+			close(streamed)
+		}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequest("GET", "/v1/events", nil).WithContext(ctx)
+	done := make(chan struct{})
+	go func() {
+		p.streamEvents(w, req)
+		close(done)
+	}()
+	select {
+	case <-streamed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event made when the stream opened was never streamed")
+	}
+	cancel()
+	<-done
+	if !strings.Contains(w.Body.String(), "event: request") {
+		t.Fatalf("stream: %q", w.Body.String())
 	}
 }
