@@ -52,7 +52,7 @@ func newCorpus(tb testing.TB, events int) *corpus {
 	tb.Helper()
 	psql, err := exec.LookPath("psql")
 	if err != nil {
-		tb.Skip("psql is not installed: apt-get install postgresql-client")
+		tb.Fatal("psql is not installed: apt-get install postgresql-client (.ci/run does)")
 	}
 	url, conn := juniortest.Database(tb)
 	conv := juniortest.Long(events)

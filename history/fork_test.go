@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
 func TestCutAtReplyJuniorRecording(t *testing.T) {
-	rec, err := ReadFile(sharedtest.Path(t, "interop/junior/launch-planning.json"))
+	rec, err := ReadFile(filepath.Join("testdata", "launch-planning.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

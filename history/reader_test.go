@@ -6,12 +6,12 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentvcr/agentvcr/internal/jsontest"
-	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
 const row0 = `{"createdAtMs":1790889786037,"historyVersion":0,"idempotencyKey":"message:m1","payload":{"role":"user","text":"hi","messageId":"m1"},"schemaVersion":1,"seq":0,"type":"message"}`
@@ -175,7 +175,7 @@ func TestReadPassesOnIOErrors(t *testing.T) {
 }
 
 func TestRoundTripJuniorRecording(t *testing.T) {
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	in, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
-	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -162,7 +161,7 @@ func TestSlackConversationKeepsThread(t *testing.T) {
 
 func TestJuniorRecordingLoadsAndExportsBack(t *testing.T) {
 	ctx := context.Background()
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	in, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +193,7 @@ func TestJuniorRecordingLoadsAndExportsBack(t *testing.T) {
 
 func TestLoadThroughReply(t *testing.T) {
 	ctx := context.Background()
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	_, db := juniortest.Database(t)
 	l := &Loader{DB: db}
 	res, err := l.LoadFile(ctx, path, Options{ThroughReply: "turn_api-msg_d9e0b97e7ec457e879680bc9:assistant:1"})
@@ -369,7 +368,7 @@ func TestLoadIntoDatabaseWithoutSchema(t *testing.T) {
 }
 
 func TestLoadFromReaderNeedsAnID(t *testing.T) {
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -182,7 +182,7 @@ func TestSlackGo(t *testing.T) {
 
 func TestCurl(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		t.Fatal("curl is not installed: apt-get install curl (.ci/run does)")
 	}
 	var hits atomic.Int64
 	up := providers(&hits)

@@ -26,17 +26,17 @@ fetch(process.argv[2]).then(async (r) => {
 func TestNodeFetch(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed")
+		t.Fatal("node is not installed: apt-get install nodejs npm (.ci/run does)")
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm is not installed")
+		t.Fatal("npm is not installed: apt-get install npm (.ci/run does)")
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "undici@6").CombinedOutput(); err != nil {
-		t.Skipf("cannot install undici from the npm registry: %v\n%s", err, out)
+		t.Fatalf("cannot install undici from the npm registry: %v\n%s", err, out)
 	}
 	script := filepath.Join(dir, "fetch.js")
 	os.WriteFile(script, []byte(fetchScript), 0o644)

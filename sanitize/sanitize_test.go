@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/secrets"
-	"github.com/agentvcr/agentvcr/internal/sharedtest"
 )
 
 var testKey = []byte("agentvcr-test-key-0123456789abcd")
@@ -414,7 +414,7 @@ func TestRefusesStampedUnlessForced(t *testing.T) {
 }
 
 func TestUntouchedBytesStayIdentical(t *testing.T) {
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	in, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +441,7 @@ func TestUntouchedBytesStayIdentical(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	in, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
-	"github.com/agentvcr/agentvcr/internal/sharedtest"
 	"github.com/agentvcr/agentvcr/sanitize"
 )
 
@@ -84,7 +83,7 @@ func TestSanitizeStdinToStdoutThenCheck(t *testing.T) {
 }
 
 func TestCheckJuniorRecording(t *testing.T) {
-	path := sharedtest.Path(t, "interop/junior/launch-planning.json")
+	path := filepath.Join("testdata", "launch-planning.json")
 	r := sanitizeCmd(t, nil, "", "check", "--json", path)
 	var f sanitize.Finding
 	if r.code != 1 || json.Unmarshal([]byte(r.stdout), &f) != nil || f.Path != "exporter.sanitizer" {
