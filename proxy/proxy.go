@@ -128,7 +128,10 @@ type Proxy struct {
 	// PassthroughUnlisted tunnels other origins untouched instead of
 	// refusing them.
 	PassthroughUnlisted bool
-	// Rules are tried in order; a request no rule matches passes through.
+	// Rules are tried in order. A request to an allowed origin that no
+	// rule matches follows the proxy's Mode too, recorded in a cassette
+	// of its own named after the origin (origin-<host>[_<port>].yaml):
+	// only a rule in mode passthrough sends requests live in replay.
 	Rules []Rule
 	// Mode is the mode of rules that set none; empty means auto.
 	Mode Mode
@@ -161,7 +164,7 @@ type Proxy struct {
 	initErr error
 	server  *goproxy.ProxyHttpServer
 	mu      sync.Mutex
-	rules   map[string]*ruleState
+	rules   []*ruleState // Rules, then one rule per allowed origin
 	stats   Stats
 	misses  []MissReport
 	scope   *scope                  // the open test scope, if any
@@ -237,8 +240,11 @@ func (p *Proxy) setup() error {
 			ResponseHeaderTimeout: 5 * time.Minute,
 		}
 	}
-	p.rules = map[string]*ruleState{}
-	for _, r := range p.Rules {
+	rules := append([]Rule(nil), p.Rules...)
+	for _, o := range p.Allow {
+		rules = append(rules, Rule{Name: originRule(o), URLPrefix: strings.TrimSuffix(o, "/") + "/"})
+	}
+	for _, r := range rules {
 		if _, ok := wire.ParseDialect(string(r.Dialect)); !ok && r.Dialect != "" && r.Dialect != "none" {
 			return fmt.Errorf("rule %s: unknown dialect %q: use anthropic, openai-chat, openai-responses, ai-sdk or none", r.Name, r.Dialect)
 		}
@@ -256,7 +262,7 @@ func (p *Proxy) setup() error {
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		p.rules[r.Name] = st
+		p.rules = append(p.rules, st)
 	}
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = nil
@@ -352,12 +358,23 @@ func stripPort(host string) string {
 }
 
 func (p *Proxy) rule(req *http.Request) *ruleState {
-	for _, r := range p.Rules {
-		if r.matches(req) {
-			return p.rules[r.Name]
+	for _, st := range p.rules {
+		if st.rule.matches(req) {
+			return st
 		}
 	}
 	return nil
+}
+
+// originRule names the rule of an allowed origin that no rule covers:
+// https://api.example.com:8443 is origin-api.example.com_8443.
+func originRule(o string) string {
+	u, err := url.Parse(strings.TrimSuffix(o, "/"))
+	host := o
+	if err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return "origin-" + strings.NewReplacer(":", "_", "/", "_").Replace(strings.ToLower(host))
 }
 
 func (p *Proxy) logf(format string, args ...any) {
@@ -468,6 +485,7 @@ func (c *cancelOnClose) Close() error {
 
 // live sends a request upstream and says so.
 func (p *Proxy) live(req *http.Request, what string) (*http.Response, error) {
+	p.logf("%s %s %s", what, req.Method, req.URL)
 	resp, err := p.upstream(req)
 	if err != nil {
 		return p.upstreamError(req, err), nil

@@ -591,3 +591,51 @@ func TestUnrecordedInteractionsAreLogged(t *testing.T) {
 		t.Fatalf("log line %q", line)
 	}
 }
+
+func TestAllowedOriginWithoutRuleRecordsAndReplays(t *testing.T) {
+	// An origin on the allow list that no rule covers follows the proxy's
+	// mode: recorded in a cassette of its own, replayed, and in replay
+	// nothing goes live.
+	var hits atomic.Int64
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		hits.Add(1)
+		b, _ := io.ReadAll(req.Body)
+		fmt.Fprintf(w, `{"echo":%q}`, b)
+	}))
+	t.Cleanup(upstream.Close)
+	dir := t.TempDir()
+	_, client := front(t, upstream, ModeRecord, dir)
+	resp, err := client.Post(upstream.URL+"/v1/things", "application/json", strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get(Header); got != "recorded" {
+		t.Fatalf("X-Agentvcr %q; want recorded", got)
+	}
+	name := originRule(upstream.URL) + ".yaml"
+	if _, err := cassette.Load(filepath.Join(dir, name)); err != nil {
+		t.Fatalf("cassette %s: %v", name, err)
+	}
+
+	_, client = front(t, upstream, ModeReplay, dir)
+	before := hits.Load()
+	resp, err = client.Post(upstream.URL+"/v1/things", "application/json", strings.NewReader(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get(Header) != "replayed" || !strings.Contains(string(body), `\"n\":1`) {
+		t.Fatalf("replay: %s %s", resp.Header.Get(Header), body)
+	}
+	resp, err = client.Post(upstream.URL+"/v1/things", "application/json", strings.NewReader(`{"n":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPreconditionFailed || hits.Load() != before {
+		t.Fatalf("a miss in replay: %d, %d upstream hits; want 412 and none", resp.StatusCode, hits.Load()-before)
+	}
+}
