@@ -232,19 +232,44 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// faultyBody cuts or stalls a response after a number of SSE events.
+// faultyBody cuts or stalls a response after a number of SSE events:
+// the agent gets events 1 to After whole, then the cut, or the stall and
+// then the rest.
 type faultyBody struct {
 	io.ReadCloser
-	ctx    context.Context
-	f      *Fault
-	events int
-	prev   byte // the last byte read, for event ends split across reads
-	done   bool
+	ctx     context.Context
+	f       *Fault
+	events  int
+	prev    byte   // the last byte read, for event ends split across reads
+	pending []byte // read past the last event before the fault, not sent yet
+	tripped bool   // the fault's point was reached
+	done    bool   // the fault happened (the cut, or the whole stall)
 }
 
 func (b *faultyBody) Read(buf []byte) (int, error) {
+	if !b.done && !b.tripped && b.f.After <= 0 {
+		b.tripped = true // nothing goes before the fault
+	}
+	if b.tripped && !b.done {
+		b.done = true
+		if b.f.Kind == FaultCutStream {
+			return 0, io.ErrUnexpectedEOF
+		}
+		delay := time.Duration(b.f.DelayMs) * time.Millisecond
+		if delay == 0 {
+			delay = time.Minute
+		}
+		if err := sleep(b.ctx, delay); err != nil {
+			return 0, err
+		}
+	}
 	if b.done && b.f.Kind == FaultCutStream {
 		return 0, io.ErrUnexpectedEOF
+	}
+	if len(b.pending) > 0 {
+		n := copy(buf, b.pending)
+		b.pending = b.pending[n:]
+		return n, nil
 	}
 	n, err := b.ReadCloser.Read(buf)
 	if b.done {
@@ -252,22 +277,15 @@ func (b *faultyBody) Read(buf []byte) (int, error) {
 	}
 	for i := 0; i < n; i++ {
 		if buf[i] == '\n' && b.prev == '\n' {
-			b.events++
-			if b.events >= b.f.After {
-				b.done = true
-				if b.f.Kind == FaultCutStream {
-					return i + 1, nil
+			if b.events++; b.events >= b.f.After {
+				// Event After is complete: it goes now, what follows it
+				// after the fault.
+				b.tripped = true
+				b.pending = append(b.pending[:0], buf[i+1:n]...)
+				if len(b.pending) == 0 && err != nil {
+					return i + 1, err
 				}
-				// Stall: hand over what came before, then wait.
-				delay := time.Duration(b.f.DelayMs) * time.Millisecond
-				if delay == 0 {
-					delay = time.Minute
-				}
-				if serr := sleep(b.ctx, delay); serr != nil {
-					return i + 1, serr
-				}
-				b.prev = buf[i]
-				return n, err
+				return i + 1, nil
 			}
 		}
 		if buf[i] != '\r' {

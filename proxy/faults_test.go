@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -178,5 +181,58 @@ func TestControlFaults(t *testing.T) {
 	do("POST", `{"kind":"reject_model_request","times":-1}`)
 	if code := do("DELETE", ""); code != http.StatusNoContent || len(p.Faults()) != 0 {
 		t.Fatalf("delete: %d, left %d", code, len(p.Faults()))
+	}
+}
+
+// arrivals streams four SSE events at once from an upstream, through a
+// proxy with the fault, and returns how long after the request each
+// event reached the client, and the read error.
+func arrivals(t *testing.T, f Fault) ([]time.Duration, error) {
+	t.Helper()
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 4 {
+			fmt.Fprintf(w, "data: {\"n\":%d}\n\n", i)
+		}
+	}))
+	t.Cleanup(up.Close)
+	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	if _, err := p.AddFault(f); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := hc.Get(up.URL + "/v1/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var at []time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			at = append(at, time.Since(start))
+		}
+	}
+	return at, sc.Err()
+}
+
+func TestStallAndCutComeAfterEventN(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	for _, after := range []int{0, 1, 2} {
+		at, err := arrivals(t, Fault{Kind: FaultStallStream, After: after, DelayMs: int(stall / time.Millisecond)})
+		if err != nil || len(at) != 4 {
+			t.Fatalf("stall after %d: %d events, %v", after, len(at), err)
+		}
+		for i, d := range at {
+			if before := i < after; before && d >= stall || !before && d < stall {
+				t.Errorf("stall after %d: event %d arrived at %v", after, i+1, d)
+			}
+		}
+	}
+	for _, after := range []int{0, 1, 3} {
+		at, err := arrivals(t, Fault{Kind: FaultCutStream, After: after})
+		if len(at) != after || err == nil {
+			t.Errorf("cut after %d: %d events reached the client, error %v", after, len(at), err)
+		}
 	}
 }
