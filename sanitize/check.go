@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
 // Finding is one problem that Check found in a file meant for git. It
@@ -39,18 +41,34 @@ func Check(doc []byte, file string) ([]Finding, error) {
 	}
 	fk := newFaker([]byte("agentvcr-check-digests"), nil)
 	notSecrets := DefaultRules().notSecrets()
+	clean := func(seg string) bool {
+		for _, form := range forms(seg) {
+			if len(detectorHits(form, notSecrets)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
 	inspect(src, func(int64) {}, func(t *target) {
 		if t.number {
 			return
 		}
 		seen := map[string]bool{}
+		var named []string
+		if n := len(t.path) - 1; !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && secrets.Default().Named(t.path[n]) {
+			for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
+				if !notSecret(notSecrets, t.text, m.Start, m.End) {
+					named = append(named, "secret:"+m.Rule)
+				}
+			}
+		}
 		for _, form := range forms(t.text) {
-			for _, kind := range detectorHits(form, notSecrets) {
+			for _, kind := range append(detectorHits(form, notSecrets), named...) {
 				if seen[kind] {
 					continue
 				}
 				seen[kind] = true
-				found = append(found, Finding{File: file, Seq: t.seq, Path: hitPath(t, fk), Problem: problemOf(kind)})
+				found = append(found, Finding{File: file, Seq: t.seq, Path: hitPath(t, fk, clean), Problem: problemOf(kind)})
 			}
 		}
 	})

@@ -226,15 +226,23 @@ var slackDomains = map[string]bool{"app": true, "api": true, "files": true, "hoo
 	"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true, "slack-files": true}
 
 // workspaceSpans replaces Slack workspace names in hosts, in any letter
-// case: the label before .slack.com (or .enterprise.slack.com).
+// case: the label before .slack.com or .slack-gov.com (or before
+// .enterprise. there).
 func workspaceSpans(s string, fk *faker, out []span) []span {
+	for _, domain := range []string{".slack.com", ".slack-gov.com"} {
+		out = workspaceSpansOf(s, domain, fk, out)
+	}
+	return out
+}
+
+func workspaceSpansOf(s, domain string, fk *faker, out []span) []span {
 	for from := 0; ; {
-		p := indexFold(s[from:], ".slack.com")
+		p := indexFold(s[from:], domain)
 		if p < 0 {
 			return out
 		}
 		p += from
-		from = p + len(".slack.com")
+		from = p + len(domain)
 		if from < len(s) && (isAlnumByte(s[from]) || s[from] == '-') {
 			continue // .slack.community and the like
 		}
@@ -269,7 +277,7 @@ func indexFold(s, needle string) int {
 
 var (
 	dashboardRe = regexp.MustCompile(`\bdashboard:([0-9a-f]{6,})\b`)
-	localIDRe   = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{8,})\b`)
+	localIDRe   = regexp.MustCompile(`\blocal:(?:web|fork):(?:fork-)?([0-9a-f]{4,})\b`)
 )
 
 // conversationIDSpans replaces dashboard user ids and the hashes of web
@@ -328,17 +336,21 @@ func numberSpans(s string, digits int, fk *faker, out []span) []span {
 			out = append(out, span{start, end, fk.fake(KindPhone, run), KindPhone, "phone"})
 		}
 	}
-	// International numbers and cards may be followed by more digits (a
+	// Cards stand in their networks' layouts (one group, or groups of
+	// four, or 4-6-5 and 4-6-4), and may be followed by more digits (a
 	// year, a count): each run of digit groups is read from each group on,
-	// to each group's end.
-	for _, r := range digitRuns(s, " -", 1) {
+	// up to 19 digits.
+	for _, r := range digitRuns(s, " -.", 1) {
 		if digits < 13 {
 			break
 		}
 		for a := range r {
-			for b := a; b < len(r); b++ {
-				if run := s[r[a][0]:r[b][1]]; isCard(run) {
-					out = append(out, span{r[a][0], r[b][1], fk.fake(KindCard, run), KindCard, "card"})
+			n := 0
+			for b := a; b < len(r) && n <= 19; b++ {
+				if n += r[b][1] - r[b][0]; n >= 13 && n <= 19 && cardLayout(r[a:b+1]) {
+					if run := s[r[a][0]:r[b][1]]; isCard(run) {
+						out = append(out, span{r[a][0], r[b][1], fk.fake(KindCard, run), KindCard, "card"})
+					}
 				}
 			}
 		}
@@ -351,7 +363,12 @@ func numberSpans(s string, digits int, fk *faker, out []span) []span {
 			continue
 		}
 		start := r[0][0] - 1
-		for b := len(r) - 1; b >= 0; b-- {
+		n, last := 0, 0
+		for last < len(r) && n+r[last][1]-r[last][0] <= 15 {
+			n += r[last][1] - r[last][0]
+			last++
+		}
+		for b := last - 1; b >= 0; b-- {
 			if run := s[start:r[b][1]]; validPhone(run, "") {
 				out = append(out, span{start, r[b][1], fk.fake(KindPhone, run), KindPhone, "phone"})
 				break
@@ -436,8 +453,17 @@ func hasUpperPair(s string) bool {
 // written as a number, a phone number in international form without its
 // +, a card number. The replacement has as many digits, and never a
 // leading 0.
-func (s *Sanitizer) numberEdits(num string) []edit {
-	if len(num) < 5 || num[0] == '-' || strings.ContainsAny(num, ".eE") {
+func (s *Sanitizer) numberEdits(raw string) []edit {
+	// The integer a number writes: its digits, but for a sign and a
+	// fraction of zeros (4111111111111111.0, -14155552671).
+	lo, num := 0, raw
+	if strings.HasPrefix(num, "-") {
+		lo, num = 1, num[1:]
+	}
+	if dot := strings.IndexByte(num, '.'); dot >= 0 && strings.Trim(num[dot+1:], "0") == "" {
+		num = num[:dot]
+	}
+	if len(num) < 5 || strings.Trim(num, "0123456789") != "" {
 		return nil
 	}
 	kind, detector := Kind(""), "learned"
@@ -456,7 +482,7 @@ func (s *Sanitizer) numberEdits(num string) []edit {
 	default:
 		return nil
 	}
-	return []edit{{start: 0, end: len(num), repl: s.fk.fake(kind, num), kind: kind, detector: detector}}
+	return []edit{{start: lo, end: lo + len(num), repl: s.fk.fake(kind, num), kind: kind, detector: detector}}
 }
 
 // isPhoneNumber reports whether the digits of a JSON number are a phone
@@ -578,6 +604,25 @@ func digitGroups(s string) []string {
 	return groups
 }
 
+// cardLayout reports whether digit groups have the layout of a card
+// number: one group, or groups of four with a shorter last one, or
+// American Express's 4-6-5 and Diners' 4-6-4.
+func cardLayout(groups [][2]int) bool {
+	if len(groups) == 1 {
+		return true
+	}
+	l := func(i int) int { return groups[i][1] - groups[i][0] }
+	if len(groups) == 3 && l(0) == 4 && l(1) == 6 && (l(2) == 5 || l(2) == 4) {
+		return true
+	}
+	for i := range groups {
+		if l(i) != 4 && !(i == len(groups)-1 && l(i) >= 1 && l(i) <= 3) {
+			return false
+		}
+	}
+	return true
+}
+
 // isCard reports whether a run of digits (alone or in groups of four, with
 // spaces or dashes) is a payment card number: 13 to 19 digits, an issuer's
 // prefix, and a valid Luhn check digit.
@@ -587,7 +632,7 @@ func isCard(run string) bool {
 		switch c := run[i]; {
 		case isDigit(c):
 			digits = append(digits, c)
-		case c == ' ' || c == '-':
+		case c == ' ' || c == '-' || c == '.':
 		default:
 			return false
 		}

@@ -84,8 +84,14 @@ func (f *faker) digest(k Kind, v string) string {
 	return hex.EncodeToString(f.sum(k, v, 0))[:8]
 }
 
-// fake returns the fake for the original v of kind k.
+// fake returns the fake for the original v of kind k. A part of a name
+// is one original in every spelling (José, Jose, JOSE): its fake derives
+// from the folded form, so a person's email and handle, built from the
+// parts, follow the fake of the name.
 func (f *faker) fake(k Kind, v string) string {
+	if k == KindFirstName || k == KindLastName {
+		v = strings.ToLower(foldText(v).text)
+	}
 	key := kindValue{k, v}
 	if s, ok := f.memo[key]; ok {
 		return s
@@ -267,24 +273,46 @@ func slackID(v string, h []byte) string {
 			b[i] = base36[int(c)%36]
 		}
 	}
-	b[len(b)-1] = slackIDCheck(string(b[:len(b)-1]))
+	n := slackIDChecks(len(b))
+	copy(b[len(b)-n:], slackIDCheck(string(b[:len(b)-n]), n))
 	return string(b)
 }
 
-// slackIDCheck is the check character of a fake Slack id whose other
-// characters are body: one in 36 real ids passes for a fake.
-func slackIDCheck(body string) byte {
+// slackIDChecks is how many check characters end a fake Slack id of n
+// characters: two (one real id in 1,296 passes for a fake) but for the
+// shortest.
+func slackIDChecks(n int) int {
+	if n >= 6 {
+		return 2
+	}
+	return 1
+}
+
+// slackIDCheck is the n check characters of a fake Slack id whose other
+// characters are body.
+func slackIDCheck(body string, n int) string {
 	sum := sha256.Sum256([]byte("agentvcr-slack-id\x00" + body))
-	return base36[int(binary.BigEndian.Uint16(sum[:]))%36]
+	v := binary.BigEndian.Uint32(sum[:])
+	c := make([]byte, n)
+	for i := range c {
+		c[i] = base36[v%36]
+		v /= 36
+	}
+	return string(c)
 }
 
 // FakeSlackID reports whether id, shaped like a Slack id, carries the
-// check character of the sanitizer's fakes.
+// check characters of the sanitizer's fakes.
 func FakeSlackID(id string) bool {
-	return len(id) >= 3 && id[len(id)-1] == slackIDCheck(id[:len(id)-1])
+	if len(id) < 3 {
+		return false
+	}
+	n := slackIDChecks(len(id))
+	return id[len(id)-n:] == slackIDCheck(id[:len(id)-n], n)
 }
 
-// fakeWorkspace is last-<4 hex>: two random, two a check of the rest.
+// fakeWorkspace is last-<6 hex>: two random, four a check of the rest
+// (one real name in 65,536 that has this shape passes for a fake).
 func fakeWorkspace(last string, h []byte) string {
 	base := last + "-" + hex.EncodeToString(h[20:21])
 	return base + workspaceCheck(base)
@@ -292,14 +320,14 @@ func fakeWorkspace(last string, h []byte) string {
 
 func workspaceCheck(base string) string {
 	sum := sha256.Sum256([]byte("agentvcr-workspace\x00" + base))
-	return hex.EncodeToString(sum[:1])
+	return hex.EncodeToString(sum[:2])
 }
 
 // FakeWorkspace reports whether a workspace name is one of the
 // sanitizer's fakes.
 func FakeWorkspace(ws string) bool {
 	dash := strings.LastIndexByte(ws, '-')
-	if dash <= 0 || len(ws)-dash != 5 {
+	if dash <= 0 || len(ws)-dash != 7 {
 		return false
 	}
 	for _, c := range ws[:dash] {

@@ -81,6 +81,8 @@ func appendFolded(out []byte, r rune) []byte {
 		return append(out, byte(r))
 	case unicode.Is(unicode.Mn, r):
 		return out // a combining mark: the diacritic of the letter before
+	case unicode.Is(unicode.Cf, r), r == utf8.RuneError:
+		return out // invisible (a zero-width space, a soft hyphen), or no character at all
 	}
 	if s, ok := foldSpecial[r]; ok {
 		return append(out, s...)

@@ -387,20 +387,24 @@ func looksLikeDocument(s string) bool {
 }
 
 // scanString returns the index after the JSON string token that starts at
-// s[i], and whether it is terminated.
+// s[i], and whether it is terminated. The closing quote found is kept
+// until an escape passes it, so that a string of many escapes costs one
+// pass.
 func scanString(s string, i int) (int, bool) {
-	j := i + 1
+	j, q := i+1, -1
 	for {
-		q := strings.IndexByte(s[j:], '"')
-		if q < 0 {
-			return len(s), false
+		if q < j {
+			k := strings.IndexByte(s[j:], '"')
+			if k < 0 {
+				return len(s), false
+			}
+			q = j + k
 		}
-		b := strings.IndexByte(s[j:j+q], '\\')
+		b := strings.IndexByte(s[j:q], '\\')
 		if b < 0 {
-			return j + q + 1, true
+			return q + 1, true
 		}
-		j += b + 2
-		if j > len(s) {
+		if j += b + 2; j > len(s) {
 			return len(s), false
 		}
 	}

@@ -1,6 +1,7 @@
 package sanitize
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -74,6 +75,9 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	if exporter.Get("sanitizer").Exists() && !s.force {
 		return nil, fmt.Errorf("%s: %w", orInput(file), ErrStamped)
 	}
+	if (version.Raw != "1" || surface.Str != "slack" && surface.Str != "web" || !strings.HasPrefix(events, "[")) && !json.Valid(doc) {
+		return nil, invalid(file, "", "malformed JSON: the file is truncated or is not JSON")
+	}
 	switch {
 	case version.Type != gjson.Number || version.Raw != "1":
 		return nil, invalid(file, "version", "must be 1, got %s", orMissing(version))
@@ -145,6 +149,9 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 		return end
 	})
 	if err != nil {
+		if !json.Valid(doc) {
+			return nil, invalid(file, "", "malformed JSON: the file is truncated or is not JSON")
+		}
 		return nil, err
 	}
 	s.learnLabels(src)
@@ -290,11 +297,40 @@ func (s *Sanitizer) learnLabelsIn(text string) {
 
 // learnName records a full name and, for names from identity rows and the
 // names dictionary, its first and last parts as words of their own.
+//
+// It learns the spellings people use for a name too: without its
+// apostrophe or with a space for it (OBrien, O Brien for O'Brien), a
+// hyphenated part as two words, joined or apart (Anne Marie, AnneMarie for
+// Anne-Marie), and the whole name written as one word (NadiaNoor).
 func (s *Sanitizer) learnName(v string, parts bool) {
 	v = strings.Join(strings.Fields(v), " ")
 	s.dict.add(KindName, v)
-	if f := strings.Fields(v); parts && len(f) > 1 {
+	f := strings.Fields(v)
+	if !parts {
+		return
+	}
+	if len(f) == 1 {
 		s.dict.add(KindFirstName, f[0])
-		s.dict.add(KindLastName, f[len(f)-1])
+		return
+	}
+	s.dict.add(KindFirstName, f[0])
+	s.dict.add(KindLastName, f[len(f)-1])
+	s.dict.add(KindName, strings.Join(f, ""))
+	for i, p := range f {
+		k := KindFirstName
+		if i == len(f)-1 {
+			k = KindLastName
+		}
+		if strings.ContainsAny(p, "'’") {
+			s.dict.add(k, strings.NewReplacer("'", "", "’", "").Replace(p))
+			s.dict.add(KindName, strings.NewReplacer("'", " ", "’", " ").Replace(p))
+		}
+		if sub := strings.FieldsFunc(p, func(r rune) bool { return r == '-' || r == '‐' }); len(sub) > 1 {
+			for _, w := range sub {
+				s.dict.add(k, w)
+			}
+			s.dict.add(KindName, strings.Join(sub, " "))
+			s.dict.add(k, strings.Join(sub, ""))
+		}
 	}
 }

@@ -46,7 +46,9 @@ func ReadPeople(r io.Reader, name string) (*People, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("people file %s: %w", name, err)
+		// Not the error's text: an unknown field's name, or a value that
+		// is not of its field's type, may be personal.
+		return nil, fmt.Errorf("people file %s: not the shape recorder export --people writes (an unknown field, or a field of the wrong type): write it again", name)
 	}
 	return &p, nil
 }

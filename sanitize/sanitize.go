@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentvcr/agentvcr/internal/secrets"
 	"github.com/agentvcr/agentvcr/internal/version"
 )
 
@@ -67,6 +69,7 @@ type Sanitizer struct {
 	notSecrets  *regexp.Regexp    // rules.NotSecrets
 	memo        map[string][]edit // textEdits of short texts, as of memoBuilt entries
 	memoBuilt   int
+	namedKeys   map[string]bool // see named
 }
 
 // New returns a Sanitizer.
@@ -87,7 +90,7 @@ func New(opts Options) (*Sanitizer, error) {
 		rules = DefaultRules()
 	}
 	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, reportPaths: opts.ReportPaths,
-		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}}
+		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}, namedKeys: map[string]bool{}}
 	s.dict.byValue = map[string]int{}
 	s.dict.folded = map[string]struct{}{}
 	s.fk = newFaker(key, s.dict.isOriginal)
@@ -143,6 +146,9 @@ func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
 	}
 	out := splice(src, edits)
 	if hits := s.verify(src, out); len(hits) > 0 {
+		if hits[0].Kind == "invalid JSON" && !json.Valid(doc) {
+			return nil, invalid(file, "", "malformed JSON (a control character in a string, or nesting too deep)")
+		}
 		return nil, &LeakError{File: file, Hits: hits}
 	}
 	s.report.add(edits, len(doc), len(out), len(meta.rows))
@@ -162,11 +168,14 @@ var rowFields = map[string]bool{"seq": true, "createdAtMs": true, "historyVersio
 // finds, and the stamp.
 func (s *Sanitizer) rewrite(src string, meta *docMeta) ([]edit, error) {
 	w := &walker{
-		leaf: func(w *walker, text string, number, _ bool) []edit {
+		leaf: func(w *walker, text string, number, isKey bool) []edit {
 			var edits []edit
-			if number {
+			switch last := len(w.path) - 1; {
+			case number:
 				edits = s.numberEdits(text)
-			} else {
+			case !isKey && last >= 0 && w.path[last].index < 0 && !w.path[last].nested && s.named(w.path[last].key):
+				edits = s.valueEdits(w.path[last].key, text)
+			default:
 				edits = s.textEdits(text)
 			}
 			if s.reportPaths && len(edits) > 0 {
@@ -193,6 +202,40 @@ func (s *Sanitizer) rewrite(src string, meta *docMeta) ([]edit, error) {
 	return slices.Insert(edits, at, stamp), nil
 }
 
+// named reports whether an object key holds a keyword of the secret
+// rules, so that its value may be a secret only the key tells.
+func (s *Sanitizer) named(key string) bool {
+	n, ok := s.namedKeys[key]
+	if !ok {
+		n = secrets.Default().Named(key)
+		if len(s.namedKeys) < 1<<16 {
+			s.namedKeys[strings.Clone(key)] = n
+		}
+	}
+	return n
+}
+
+// valueEdits returns the replacements in the value of a key that names a
+// secret: what textEdits finds, and the secrets the key tells of
+// ({"access_token": "..."}), the longest winning.
+func (s *Sanitizer) valueEdits(key, text string) []edit {
+	edits := s.textEdits(text)
+	found := secrets.Default().Assignment(key, text)
+	if len(found) == 0 {
+		return edits
+	}
+	spans := make([]span, 0, len(edits)+len(found))
+	for _, e := range edits {
+		spans = append(spans, span{e.start, e.end, e.repl, e.kind, e.detector})
+	}
+	for _, m := range found {
+		if !notSecret(s.notSecrets, text, m.Start, m.End) {
+			spans = append(spans, span{m.Start, m.End, s.fk.secret(m.Rule, text[m.Start:m.End]), KindSecret, "secret:" + m.Rule})
+		}
+	}
+	return resolve(text, spans)
+}
+
 // splice applies edits, in order, to src.
 func splice(src string, edits []edit) []byte {
 	grow := 0
@@ -214,24 +257,29 @@ func splice(src string, edits []edit) []byte {
 // array indexes as [#], and keys only as safeKey lets them through.
 func (s *Sanitizer) pathOf(path []pathSeg, meta *docMeta) string {
 	var b strings.Builder
+	sep := false // a key written next needs a dot before it
 	for i, seg := range path {
 		switch {
 		case i == 0 && seg.key == "events" && len(path) > 1:
 		case i == 1 && path[0].key == "events" && seg.index >= 0:
-			if seg.index < len(meta.rows) {
+			if seg.index < len(meta.rows) && s.safeKey(meta.rows[seg.index].typ) == meta.rows[seg.index].typ {
 				b.WriteString(meta.rows[seg.index].typ)
 			} else {
 				b.WriteString("events[#]")
 			}
+			sep = true
 		case seg.nested:
 			b.WriteByte('>')
+			sep = false
 		case seg.index >= 0:
 			b.WriteString("[#]")
+			sep = true
 		default:
-			if b.Len() > 0 && !strings.HasSuffix(b.String(), ">") {
+			if sep {
 				b.WriteByte('.')
 			}
 			b.WriteString(s.safeKey(seg.key))
+			sep = true
 		}
 	}
 	return b.String()
@@ -246,7 +294,7 @@ func (s *Sanitizer) safeKey(key string) string {
 		return k
 	}
 	k := key
-	if !plainKey(key) || len(s.textEdits(key)) > 0 {
+	if !plainKey(key) || len(s.textEdits(key)) > 0 || len(s.verifier().found(key, false)) > 0 {
 		k = "<key " + s.fk.digest("key", key) + ">"
 	}
 	s.keys[key] = k

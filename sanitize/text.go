@@ -68,6 +68,9 @@ func (s *Sanitizer) findEdits(text string) []edit {
 	if v, ok := percentView(text); ok {
 		spans = s.viewSpans(v, spans)
 	}
+	if v, ok := visibleView(text); ok {
+		spans = s.viewSpans(v, spans)
+	}
 	return resolve(text, spans)
 }
 
@@ -250,6 +253,35 @@ func entityAt(s string) (rune, int) {
 		return 0, 0
 	}
 	return rune(v), semi + 1
+}
+
+// visibleView is a text without its invisible characters (zero-width
+// spaces and joiners, soft hyphens, and bytes that are no character),
+// which can stand inside a name or an address and hide it.
+func visibleView(s string) (view, bool) {
+	if asciiOnly(s) {
+		return view{}, false
+	}
+	var out []byte
+	var at []int32
+	changed := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			changed = true
+		} else {
+			out = append(out, s[i:i+n]...)
+			for k := range n {
+				at = append(at, int32(i+k))
+			}
+		}
+		i += n
+	}
+	if !changed {
+		return view{}, false
+	}
+	at = append(at, int32(len(s)))
+	return view{text: string(out), at: at}, true
 }
 
 // percentView decodes the percent escapes of a text (%2F, %40); a

@@ -194,16 +194,13 @@ func inspect(doc string, nested func(seq int64), leaf func(*target)) {
 				leaf(t)
 			}
 		case v.IsObject():
-			rowTop := len(t.path) == 2 && t.path[0] == "events"
 			v.ForEach(func(k, val gjson.Result) bool {
 				t.path = append(t.path, k.Str)
 				if leaf != nil {
 					t.text, t.number, t.key = k.Str, false, true
 					leaf(t)
 				}
-				if !(rowTop && val.Type == gjson.Number && structural[k.Str]) {
-					walk(val)
-				}
+				walk(val)
 				t.path = t.path[:len(t.path)-1]
 				return true
 			})
@@ -226,16 +223,21 @@ func inspect(doc string, nested func(seq int64), leaf func(*target)) {
 	walk(gjson.Parse(doc))
 }
 
-// structural are the numbers of an event row that are the log's own.
-var structural = map[string]bool{"seq": true, "createdAtMs": true, "historyVersion": true, "schemaVersion": true}
-
-// check returns the hits in one string or number.
+// check returns the hits in one string or number, and, for the value of
+// a key that names a secret, the secrets the key tells of.
 func (v *verifier) check(t *target) []Hit {
 	found := v.found(t.text, t.number)
+	if n := len(t.path) - 1; !t.number && !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && secrets.Default().Named(t.path[n]) {
+		for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
+			if !notSecret(v.notSecrets, t.text, m.Start, m.End) {
+				found = append(found, "secret:"+m.Rule)
+			}
+		}
+	}
 	if len(found) == 0 {
 		return nil
 	}
-	where := hitPath(t, v.fk)
+	where := hitPath(t, v.fk, func(seg string) bool { return len(v.found(seg, false)) == 0 })
 	hits := make([]Hit, 0, len(found))
 	seen := map[string]bool{}
 	for _, f := range found {
@@ -281,30 +283,38 @@ type memoKey struct {
 	number bool
 }
 
-// hitPath names where a hit is: the path's keys where they are plain
-// identifiers, digests of the others and of the key the hit is in.
-func hitPath(t *target, fk *faker) string {
+// hitPath names where a hit is: the row's type and the path's keys where
+// they are plain identifiers in which clean finds nothing, digests of the
+// others and of the key the hit is in, so that no message shows a value.
+func hitPath(t *target, fk *faker, clean func(string) bool) string {
 	var b strings.Builder
+	sep := false // a key written next needs a dot before it
 	for i, seg := range t.path {
 		switch {
 		case seg == "[#]" && i == 1 && t.path[0] == "events":
 			b.Reset()
-			if plainKey(t.rowType) {
+			if plainKey(t.rowType) && clean(t.rowType) {
 				b.WriteString(t.rowType)
 			} else {
 				b.WriteString("events[#]")
 			}
-		case seg == ">", seg == "[#]":
+			sep = true
+		case seg == ">":
 			b.WriteString(seg)
+			sep = false
+		case seg == "[#]":
+			b.WriteString(seg)
+			sep = true
 		default:
-			if b.Len() > 0 && !strings.HasSuffix(b.String(), ">") {
+			if sep {
 				b.WriteByte('.')
 			}
-			if plainKey(seg) && !(t.key && i == len(t.path)-1) {
+			if plainKey(seg) && !(t.key && i == len(t.path)-1) && clean(seg) {
 				b.WriteString(seg)
 			} else {
 				b.WriteString("<key " + fk.digest("key", seg) + ">")
 			}
+			sep = true
 		}
 	}
 	return b.String()
@@ -315,6 +325,14 @@ func hitPath(t *target, fk *faker) string {
 // decode to text, and, where one of those is a JSON document, its strings.
 func forms(s string) []string {
 	out := []string{s}
+	if !isASCII(s) {
+		if v := withoutInvisible(s); v != s {
+			out = append(out, v)
+		}
+		if n := norm.NFKC.String(s); n != s {
+			out = append(out, n)
+		}
+	}
 	if strings.Contains(s, "&") {
 		if u := html.UnescapeString(s); u != s {
 			out = append(out, u)
@@ -360,7 +378,7 @@ func lenientUnescape(s string) string {
 	return b.String()
 }
 
-// base64Candidates returns the runs of 16 base64 characters or more (with
+// base64Candidates returns the runs of 12 base64 characters or more (with
 // their padding) that mix letter cases or hold a digit or + or /: a long
 // word is no base64.
 func base64Candidates(s string) []string {
@@ -387,7 +405,7 @@ func base64Candidates(s string) []string {
 		for k < len(s) && k-j < 2 && s[k] == '=' {
 			k++
 		}
-		if j-i >= 16 && (other || lower && upperCase) {
+		if j-i >= 12 && (other || lower && upperCase) {
 			out = append(out, s[i:k])
 		}
 		i = max(k, i+1)
@@ -431,11 +449,23 @@ func normalize(s string) string {
 	if isASCII(s) {
 		return strings.ReplaceAll(strings.ToLower(s), "`", "'")
 	}
-	n, _, err := transform.String(normalizer, s)
+	n, _, err := transform.String(normalizer, withoutInvisible(s))
 	if err != nil {
 		n = strings.ToLower(s)
 	}
 	return letterSpellings.Replace(n)
+}
+
+// withoutInvisible removes what does not show: format characters (the
+// zero-width space, joiners, the soft hyphen, the byte-order mark) and
+// bytes that are no character.
+func withoutInvisible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 func isASCII(s string) bool {
@@ -568,7 +598,7 @@ var (
 	verifySlackID = regexp.MustCompile(`^[UWTECGDBFAS][A-Z0-9]{8,11}$`)
 	verifyPhone   = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
 	verifyIBAN    = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	verifyDigits  = regexp.MustCompile(`\d+(?:[ -]\d+)*`)
+	verifyDigits  = regexp.MustCompile(`\d+(?:[ .-]\d+)*`)
 	cardNetworks  = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
 )
 
@@ -714,18 +744,26 @@ func emails(s string) []string {
 	}
 }
 
-// workspaces returns the labels before .slack.com (and before
-// .enterprise.slack.com) in s, in lower case.
+// workspaces returns the labels before .slack.com and .slack-gov.com (and
+// before .enterprise. there) in s, in lower case.
 func workspaces(s string) []string {
 	var out []string
 	lower := strings.ToLower(s)
+	for _, domain := range []string{".slack.com", ".slack-gov.com"} {
+		out = append(out, workspacesOf(lower, domain)...)
+	}
+	return out
+}
+
+func workspacesOf(lower, domain string) []string {
+	var out []string
 	for from := 0; ; {
-		i := strings.Index(lower[from:], ".slack.com")
+		i := strings.Index(lower[from:], domain)
 		if i < 0 {
 			return out
 		}
 		i += from
-		from = i + len(".slack.com")
+		from = i + len(domain)
 		if from < len(lower) && (isAlnumASCII(lower[from]) || lower[from] == '-') {
 			continue
 		}
@@ -781,6 +819,16 @@ func phoneHits(s string) []string {
 		// The number and what may follow it (a year, a count): every cut
 		// at the end of a group of digits is tried.
 		cand := s[loc[0]:loc[1]]
+		// No number has more than 15 digits: cut there first.
+		for n, i := 0, 0; i < len(cand); i++ {
+			if cand[i] >= '0' && cand[i] <= '9' {
+				n++
+			}
+			if n > 15 {
+				cand = cand[:i]
+				break
+			}
+		}
 		for cut := len(cand); cut > 0; cut-- {
 			if cut < len(cand) && !(unicode.IsDigit(rune(cand[cut-1])) && !unicode.IsDigit(rune(cand[cut]))) {
 				continue
@@ -795,24 +843,24 @@ func phoneHits(s string) []string {
 	return found
 }
 
-// cardHits looks for card numbers in every run of digit groups.
+// cardHits looks for card numbers in every run of digit groups, in the
+// layouts card networks print them in: 13 to 19 digits together, groups
+// of four (the last may be shorter), 4-6-5 and 4-6-4.
 func cardHits(s string) []string {
 	var found []string
 	for _, loc := range verifyDigits.FindAllStringIndex(s, -1) {
 		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '_') {
 			continue
 		}
-		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' })
+		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' || r == '.' })
 		if end := loc[1]; end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
 			groups = groups[:len(groups)-1]
 		}
-		if len(strings.Join(groups, "")) < 13 {
-			continue
-		}
-		// Any groups in a row may be the card.
 		for i := range groups {
-			for j := i + 1; j <= len(groups); j++ {
-				if cardValid(strings.Join(groups[i:j], "")) {
+			digits := ""
+			for j := i; j < len(groups) && len(digits) < 19; j++ {
+				digits += groups[j]
+				if len(digits) >= 13 && len(digits) <= 19 && printedAsCard(groups[i:j+1]) && cardValid(digits) {
 					found = append(found, "card")
 				}
 			}
@@ -821,10 +869,32 @@ func cardHits(s string) []string {
 	return found
 }
 
+// printedAsCard reports whether groups of digits are laid out as cards
+// are printed.
+func printedAsCard(g []string) bool {
+	switch {
+	case len(g) == 1:
+		return true
+	case len(g) == 3 && len(g[0]) == 4 && len(g[1]) == 6 && (len(g[2]) == 5 || len(g[2]) == 4):
+		return true
+	}
+	for i, x := range g {
+		if len(x) != 4 && (i < len(g)-1 || len(x) > 3) {
+			return false
+		}
+	}
+	return true
+}
+
 // numberHits looks at a JSON number: a learned value written as one, a
 // phone number in international form without its +, a card number.
 func (v *verifier) numberHits(num string) []string {
 	var found []string
+	// A sign, and a fraction of zeros, write the same integer.
+	num = strings.TrimPrefix(num, "-")
+	if i := strings.Index(num, "."); i >= 0 && strings.TrimRight(num[i+1:], "0") == "" {
+		num = num[:i]
+	}
 	if ids := v.byText[num]; len(ids) > 0 {
 		for _, i := range ids {
 			e := v.entries[i]

@@ -99,17 +99,21 @@ Known limit: a name that appears only in free text, in no known field, in no
 			} else {
 				err = sanitizeFile(s, in, output, stdin, stdout)
 			}
-			if err != nil {
+			// With --skip-refused the files that passed were written:
+			// their report too.
+			if err != nil && !(skipRefused && errors.Is(err, errRefused)) {
 				return err
 			}
 			if report != "" {
-				return atomicfile.Write(report, 0o644, func(w io.Writer) error {
+				if rerr := atomicfile.Write(report, 0o644, func(w io.Writer) error {
 					enc := json.NewEncoder(w)
 					enc.SetIndent("", "  ")
 					return enc.Encode(s.Report())
-				})
+				}); rerr != nil {
+					return rerr
+				}
 			}
-			return nil
+			return err
 		},
 	}
 	root.SetIn(stdin)

@@ -450,6 +450,28 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
+// Named reports whether a name (an object key, a header) holds one of the
+// rules' keywords, so that its value may be a secret only the name tells:
+// {"access_token": "..."}.
+func (s *Scanner) Named(name string) bool {
+	return len(s.trie.MatchString(asciiLower(name))) > 0
+}
+
+// Assignment returns the secrets in the value of a name, as they stand in
+// value: it reads them as gitleaks reads name = "value" in a file, which is
+// how a JSON member, a header or a form field is written once decoded.
+func (s *Scanner) Assignment(name, value string) []Match {
+	prefix := name + ` = "`
+	var out []Match
+	for _, m := range s.Find(prefix + value + `"`) {
+		start, end := m.Start-len(prefix), min(m.End-len(prefix), len(value))
+		if start >= 0 && start < end {
+			out = append(out, Match{Rule: m.Rule, Start: start, End: end})
+		}
+	}
+	return out
+}
+
 // Find returns the secrets in text, each the span of the secret itself
 // (the rule's secret group: the value of an assignment, not its name), in
 // order of rules; spans of different rules may overlap.

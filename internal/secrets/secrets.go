@@ -56,6 +56,7 @@ var own = func() []ownRule {
 		ownRule{Rule{"url-credentials", []string{"://"}, regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@'"<>]{1,256}:([^\s/@'"<>]{1,256})@[a-zA-Z0-9.-]`)}, 1},
 		ownRule{Rule{"aws-secret-key", []string{"aws"}, regexp.MustCompile(`(?i)aws.{0,20}?(?:secret|sk).{0,20}?['"\s:=]+([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)}, 1},
 		ownRule{Rule{"stripe-webhook-secret", []string{"whsec_"}, regexp.MustCompile(`whsec_[A-Za-z0-9]{24,}`)}, 0},
+		ownRule{Rule{"authorization-credentials", []string{"Bearer", "Basic", "bearer", "basic"}, regexp.MustCompile(`\b(?:[Bb]earer|[Bb]asic)\s+([A-Za-z0-9._~+/-]{16,}=*)`)}, 1},
 	)
 }()
 
