@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -40,7 +41,8 @@ func Check(doc []byte, file string) ([]Finding, error) {
 			Problem: "no sanitizer stamp: run sanitize on the raw export before committing it"})
 	}
 	fk := newFaker([]byte("agentvcr-check-digests"), nil)
-	notSecrets := DefaultRules().notSecrets()
+	rules := DefaultRules()
+	notSecrets := rules.notSecrets()
 	clean := func(seg string) bool {
 		for _, form := range forms(seg) {
 			if len(detectorHits(form, notSecrets)) > 0 {
@@ -55,7 +57,7 @@ func Check(doc []byte, file string) ([]Finding, error) {
 		}
 		seen := map[string]bool{}
 		var named []string
-		if n := len(t.path) - 1; !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && secrets.Default().Named(t.path[n]) {
+		if n := len(t.path) - 1; !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && !slices.Contains(rules.IDFields, t.path[n]) && secrets.Default().Named(t.path[n]) {
 			for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
 				if !notSecret(notSecrets, t.text, m.Start, m.End) {
 					named = append(named, "secret:"+m.Rule)

@@ -85,10 +85,20 @@ func (d *dictionary) add(k Kind, v string) {
 }
 
 // isOriginal reports whether s is, in any letter case, a learned original
-// of any kind, so that no fake is ever one.
+// of any kind, or holds one as a word (a fake id that ends in a learned
+// name), so that no fake is ever taken for one.
 func (d *dictionary) isOriginal(s string) bool {
-	_, ok := d.folded[foldText(s).text]
-	return ok
+	if _, ok := d.folded[foldText(s).text]; ok {
+		return true
+	}
+	if d.matcher == nil {
+		return false
+	}
+	f := foldText(s)
+	if f.at == nil {
+		return len(d.matcher.find(s, allNeedles)) > 0
+	}
+	return len(d.matcher.find(f.text, foldedOnly)) > 0 || len(d.matcher.find(s, verbatimOnly)) > 0
 }
 
 // build makes the matcher for what has been learned, and the fakes of
@@ -99,7 +109,6 @@ func (d *dictionary) build(fk *faker) {
 	}
 	needles := make([]needle, 0, len(d.list))
 	for i, e := range d.list {
-		fk.fake(e.kind, e.value)
 		if verbatim(e.kind, e.value) {
 			text := e.value
 			if e.kind == KindHandle {
@@ -115,6 +124,11 @@ func (d *dictionary) build(fk *faker) {
 	}
 	d.matcher = newMatcher(needles)
 	d.built = len(d.list)
+	// The fakes are drawn once the matcher knows every original, so that
+	// no fake holds one.
+	for _, e := range d.list {
+		fk.fake(e.kind, e.value)
+	}
 }
 
 //go:embed words/english.txt.gz

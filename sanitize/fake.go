@@ -45,7 +45,7 @@ const (
 // faker derives every fake from HMAC-SHA256(key, kind || value): the same
 // key gives the same fake in every file and run, and without the key a fake
 // says nothing about its original. Fakes are memoized, and re-drawn when
-// they would equal an original or another original's fake.
+// they would equal or hold an original, or equal another original's fake.
 type faker struct {
 	key        []byte
 	memo       map[kindValue]string // original -> fake

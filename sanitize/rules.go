@@ -30,6 +30,11 @@ type Rules struct {
 	// message ids (api-msg:<hex>, which gitleaks' generic-api-key
 	// matches): a secret found wholly inside a match of one stays.
 	NotSecrets []string `json:"notSecrets,omitempty"`
+	// IDFields are the product's fields whose names hold a secret rule's
+	// keyword but whose values are ids (idempotencyKey, authorIdentityId):
+	// their values are scanned as any text, not as the value of a
+	// credential the name tells of.
+	IDFields []string `json:"idFields,omitempty"`
 }
 
 // Rule names one field and what it holds.
@@ -117,6 +122,7 @@ func ParseRules(r io.Reader, name string) (*Rules, error) {
 func (r *Rules) Merge(other *Rules) {
 	r.Document = append(r.Document, other.Document...)
 	r.NotSecrets = append(r.NotSecrets, other.NotSecrets...)
+	r.IDFields = append(r.IDFields, other.IDFields...)
 	r.Identities = append(r.Identities, other.Identities...)
 	if r.Events == nil {
 		r.Events = map[string][]Rule{}

@@ -207,7 +207,7 @@ func (s *Sanitizer) rewrite(src string, meta *docMeta) ([]edit, error) {
 func (s *Sanitizer) named(key string) bool {
 	n, ok := s.namedKeys[key]
 	if !ok {
-		n = secrets.Default().Named(key)
+		n = !slices.Contains(s.rules.IDFields, key) && secrets.Default().Named(key)
 		if len(s.namedKeys) < 1<<16 {
 			s.namedKeys[strings.Clone(key)] = n
 		}

@@ -117,7 +117,8 @@ type verifier struct {
 	// capitals; byExact maps its words to entries.
 	exact      *ahocorasick.Trie
 	byExact    map[string][]int
-	notSecrets *regexp.Regexp // the product's ids that are no secrets
+	notSecrets *regexp.Regexp  // the product's ids that are no secrets
+	idFields   map[string]bool // the product's fields that hold ids
 	memo       map[memoKey][]string
 }
 
@@ -126,7 +127,10 @@ func (s *Sanitizer) verifier() *verifier {
 		return s.leak
 	}
 	v := &verifier{fk: s.fk, entries: s.dict.list, byText: map[string][]int{}, byExact: map[string][]int{},
-		notSecrets: s.notSecrets, memo: map[memoKey][]string{}}
+		notSecrets: s.notSecrets, memo: map[memoKey][]string{}, idFields: map[string]bool{}}
+	for _, f := range s.rules.IDFields {
+		v.idFields[f] = true
+	}
 	var words, exact []string
 	for i, e := range s.dict.list {
 		if verbatim(e.kind, e.value) {
@@ -227,7 +231,7 @@ func inspect(doc string, nested func(seq int64), leaf func(*target)) {
 // a key that names a secret, the secrets the key tells of.
 func (v *verifier) check(t *target) []Hit {
 	found := v.found(t.text, t.number)
-	if n := len(t.path) - 1; !t.number && !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && secrets.Default().Named(t.path[n]) {
+	if n := len(t.path) - 1; !t.number && !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && !v.idFields[t.path[n]] && secrets.Default().Named(t.path[n]) {
 		for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
 			if !notSecret(v.notSecrets, t.text, m.Start, m.End) {
 				found = append(found, "secret:"+m.Rule)

@@ -497,6 +497,7 @@ func (s *Scanner) Find(text string) []Match {
 		windows [][2]int
 	}
 	plans := map[int]*plan{}
+	var direct []Match // findings of the anchored expressions
 	for _, h := range hits {
 		start := int(h.Pos())
 		end := start + len(h.Match())
@@ -516,8 +517,8 @@ func (s *Scanner) Find(text string) []Match {
 				p.windows = append(p.windows, [2]int{max(0, start-200), min(len(text), end+300)})
 			case r.identifier:
 				if mayAssign(text, end, r.minValue) {
-					if w, ok := r.assignment(text, start, end); ok {
-						p.windows = append(p.windows, w)
+					if m, ok := s.assignment(r, text, start, end); ok {
+						direct = append(direct, m)
 					}
 				}
 			case r.shape != nil:
@@ -534,7 +535,7 @@ func (s *Scanner) Find(text string) []Match {
 			}
 		}
 	}
-	var found []Match
+	found := direct
 	for ri := range s.rules {
 		p := plans[ri]
 		if p == nil {
@@ -564,11 +565,12 @@ func asciiLower(s string) string {
 
 // assignment tries the anchored expression where the identifier holding
 // the keyword at text[start:end] may begin (it is at most 40 characters
-// long). A value it finds that gitleaks would drop for its entropy or a
-// stop word ends the search there; one that may be a secret gives the
-// window for the whole expression (which the allowlists on the match
-// need): the identifier's 50 characters of prefix, to the match's end.
-func (r *scanRule) assignment(text string, start, end int) ([2]int, bool) {
+// long), and keeps what it finds as gitleaks keeps a finding: the value,
+// above the rule's entropy, allowed by no allowlist, where the match the
+// allowlists see starts as the whole expression's would, up to 50 word
+// characters before the identifier. The whole expression, far costlier,
+// never runs.
+func (s *Scanner) assignment(r *scanRule, text string, start, end int) (Match, bool) {
 	for p := max(0, end-40); p <= start; p++ {
 		if !r.ident.MatchString(text[p:min(len(text), p+40)]) {
 			continue
@@ -589,12 +591,22 @@ func (r *scanRule) assignment(text string, start, end int) ([2]int, bool) {
 			ss, se = p+m[2*r.group], p+m[2*r.group+1]
 		}
 		secret := text[ss:se]
-		if r.entropy > 0 && entropy(secret) <= r.entropy || stopWord(r.allow, secret) {
-			return [2]int{}, false
+		if secret == "" || r.entropy > 0 && entropy(secret) <= r.entropy {
+			return Match{}, false
 		}
-		return [2]int{max(0, p-60), min(len(text), p+m[1]+8)}, true
+		ms, me := p, p+m[1]
+		for ms > 0 && p-ms < 50 && isWordOrDash(text[ms-1]) || ms > 0 && p-ms < 50 && text[ms-1] == '.' {
+			ms--
+		}
+		for me > ms && text[me-1] == '\n' {
+			me--
+		}
+		if allowed(s.allow, text, ms, me, secret) || allowed(r.allow, text, ms, me, secret) {
+			return Match{}, false
+		}
+		return Match{Rule: r.id, Start: ss, End: se}, true
 	}
-	return [2]int{}, false
+	return Match{}, false
 }
 
 // stopWord reports whether an allowlist that holds by its stop words alone
