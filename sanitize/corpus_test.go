@@ -478,13 +478,16 @@ func survivors(out []byte, values []plantedValue) []string {
 	collect = func(v any) {
 		switch v := v.(type) {
 		case string:
+			// A document is looked at in its strings, decoded; its text,
+			// escapes and all, is in the raw haystack already.
+			var inner any
+			if t := strings.TrimSpace(v); len(t) > 1 && (t[0] == '{' || t[0] == '[') && json.Unmarshal([]byte(v), &inner) == nil {
+				collect(inner)
+				return
+			}
 			texts = append(texts, v, html.UnescapeString(v))
 			if u, err := url.QueryUnescape(v); err == nil {
 				texts = append(texts, u)
-			}
-			var inner any
-			if json.Unmarshal([]byte(v), &inner) == nil {
-				collect(inner)
 			}
 		case map[string]any:
 			for k, x := range v {

@@ -81,8 +81,6 @@ func appendFolded(out []byte, r rune) []byte {
 		return append(out, byte(r))
 	case unicode.Is(unicode.Mn, r):
 		return out // a combining mark: the diacritic of the letter before
-	case unicode.Is(unicode.Cf, r), r == utf8.RuneError:
-		return out // invisible (a zero-width space, a soft hyphen), or no character at all
 	}
 	if s, ok := foldSpecial[r]; ok {
 		return append(out, s...)
@@ -182,9 +180,10 @@ func boundary(adj, edge rune) bool {
 const arabicProclitics = "وفبلكا"
 
 // wordAt reports whether s[start:end] stands as a word in s. A digit
-// ends a word on one side ("nadia401", "401nadia"), not on both ("9ada3",
-// "U8BO4", which are ids), nor inside a run of eight hexadecimal digits or
-// more (a hash, a UUID: "3f2ada9b").
+// ends a word on one side ("nadia401", "401nadia"); a word in ASCII with
+// digits on both sides ("9ada3", "U8BO4") or inside a run of eight
+// hexadecimal digits or more (a hash, a UUID: "3f2ada9b") is part of an
+// id.
 func wordAt(s string, start, end int) bool {
 	first, _ := utf8.DecodeRuneInString(s[start:])
 	last, _ := utf8.DecodeLastRuneInString(s[:end])
@@ -198,7 +197,8 @@ func wordAt(s string, start, end int) bool {
 	if !boundary(after, last) {
 		return false
 	}
-	if isDigitRune(before) || isDigitRune(after) {
+	// Ids are written in ASCII: the rule is for names in it.
+	if (isDigitRune(before) || isDigitRune(after)) && first < utf8.RuneSelf && last < utf8.RuneSelf {
 		if isDigitRune(before) && isDigitRune(after) && !isDigitRune(first) && !isDigitRune(last) || inHexRun(s, start, end) {
 			return false
 		}

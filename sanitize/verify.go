@@ -453,7 +453,7 @@ func normalize(s string) string {
 	if isASCII(s) {
 		return strings.ReplaceAll(strings.ToLower(s), "`", "'")
 	}
-	n, _, err := transform.String(normalizer, withoutInvisible(s))
+	n, _, err := transform.String(normalizer, s)
 	if err != nil {
 		n = strings.ToLower(s)
 	}
@@ -532,7 +532,9 @@ func standsAlone(s string, start, end int) bool {
 	}
 	// Digits on both sides make an id of it, not a word; so does a hash.
 	digit := func(r rune) bool { return r >= '0' && r <= '9' }
-	if (digit(before) && digit(after) && !digit(first) && !digit(last)) || (digit(before) || digit(after)) && hashLike(s, start, end) {
+	// Ids are ASCII: only a word in it can be part of one.
+	if first < 0x80 && last < 0x80 &&
+		((digit(before) && digit(after) && !digit(first) && !digit(last)) || (digit(before) || digit(after)) && hashLike(s, start, end)) {
 		return false
 	}
 	if edge(before, first) {

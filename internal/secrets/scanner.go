@@ -609,20 +609,6 @@ func (s *Scanner) assignment(r *scanRule, text string, start, end int) (Match, b
 	return Match{}, false
 }
 
-// stopWord reports whether an allowlist that holds by its stop words alone
-// lets the secret pass.
-func stopWord(lists []*config.Allowlist, secret string) bool {
-	for _, a := range lists {
-		if a.MatchCondition == config.AllowlistMatchAnd && (len(a.Regexes) > 0 || len(a.Commits) > 0 || len(a.Paths) > 0) {
-			continue
-		}
-		if ok, _ := a.ContainsStopWord(secret); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // merge joins overlapping windows, in order.
 func merge(w [][2]int) [][2]int {
 	slices.SortFunc(w, func(a, b [2]int) int { return a[0] - b[0] })
