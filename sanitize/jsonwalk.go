@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentvcr/agentvcr/internal/jsonstr"
 )
 
 // The rewriter reads a document decode first: every string is decoded
@@ -31,14 +33,14 @@ type edit struct {
 
 // style is how a JSON string was escaped, so that a replacement written
 // into it is escaped the same way.
-type style uint8
+type style = jsonstr.Style
 
 const (
-	styleASCII    style = 1 << iota // non-ASCII as \uXXXX (Python's json.dumps)
-	styleHTML                       // <, >, & as \u003c... (Go's encoding/json)
-	styleSlash                      // / as \/
-	styleUpperHex                   // \u00E9, not \u00e9
-	styleLineSeps                   // U+2028 and U+2029 as \u2028 (Go)
+	styleASCII    = jsonstr.ASCII
+	styleHTML     = jsonstr.HTML
+	styleSlash    = jsonstr.Slash
+	styleUpperHex = jsonstr.UpperHex
+	styleLineSeps = jsonstr.LineSeps
 )
 
 // decodeString decodes the JSON string token raw (quotes included). at
@@ -128,53 +130,6 @@ func hex4(s string, i, limit int) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(s[i:i+4], 16, 32)
 	return v, err == nil
-}
-
-// appendEscaped appends s as it stands inside a JSON string of style st:
-// quotes, backslashes and control characters always escaped, the rest as
-// the style says.
-func appendEscaped(dst []byte, s string, st style) []byte {
-	hexDigits := "0123456789abcdef"
-	if st&styleUpperHex != 0 {
-		hexDigits = "0123456789ABCDEF"
-	}
-	u := func(dst []byte, r rune) []byte {
-		return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-	}
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			dst = append(dst, '\\', byte(r))
-		case r == '\n':
-			dst = append(dst, '\\', 'n')
-		case r == '\r':
-			dst = append(dst, '\\', 'r')
-		case r == '\t':
-			dst = append(dst, '\\', 't')
-		case r == '\b':
-			dst = append(dst, '\\', 'b')
-		case r == '\f':
-			dst = append(dst, '\\', 'f')
-		case r < 0x20:
-			dst = u(dst, r)
-		case r == '/' && st&styleSlash != 0:
-			dst = append(dst, '\\', '/')
-		case (r == '<' || r == '>' || r == '&') && st&styleHTML != 0:
-			dst = u(dst, r)
-		case (r == 0x2028 || r == 0x2029) && st&(styleLineSeps|styleHTML|styleASCII) != 0:
-			dst = u(dst, r)
-		case r >= utf8.RuneSelf && st&styleASCII != 0:
-			if r > 0xffff {
-				hi, lo := utf16.EncodeRune(r)
-				dst = u(u(dst, hi), lo)
-			} else {
-				dst = u(dst, r)
-			}
-		default:
-			dst = utf8.AppendRune(dst, r)
-		}
-	}
-	return dst
 }
 
 // errSyntax is matched by the error of a walk over text that is not JSON.
@@ -365,7 +320,7 @@ func (w *walker) mapped(e edit, base int, at []int32, st style) edit {
 	if at != nil {
 		rs, re = int(at[e.start]), int(at[e.end])
 	}
-	e.start, e.end, e.repl = base+rs, base+re, string(appendEscaped(nil, e.repl, st))
+	e.start, e.end, e.repl = base+rs, base+re, string(st.Append(nil, e.repl))
 	return e
 }
 

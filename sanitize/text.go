@@ -179,32 +179,22 @@ func resolve(text string, spans []span) []edit {
 	return edits
 }
 
-// entityView decodes the HTML entities of a text (&amp; &lt; &gt; &quot;
-// &#39; &apos; &nbsp; and numeric ones); a replacement is written back
-// with <, >, &, " and ' escaped the way the text escaped its apostrophes.
-func entityView(s string) (view, bool) {
-	if !strings.Contains(s, "&") || !strings.Contains(s, ";") {
-		return view{}, false
-	}
+// decodedView decodes a text with decode, which says what the bytes at
+// s[i:] decode to and how many it took (0 for none, which are kept as
+// they are); each decoded byte maps to where its original starts.
+func decodedView(s string, decode func(s string, i int) ([]byte, int)) (view, bool) {
 	out := make([]byte, 0, len(s))
 	at := make([]int32, 0, len(s)+1)
-	apos := "&#39;"
 	changed := false
 	for i := 0; i < len(s); {
-		if s[i] == '&' {
-			if r, n := entityAt(s[i:]); n > 0 {
-				if s[i:i+n] == "&apos;" {
-					apos = "&apos;"
-				}
-				before := len(out)
-				out = utf8.AppendRune(out, r)
-				for range len(out) - before {
-					at = append(at, int32(i))
-				}
-				i += n
-				changed = true
-				continue
+		if dec, n := decode(s, i); n > 0 {
+			out = append(out, dec...)
+			for range dec {
+				at = append(at, int32(i))
 			}
+			i += n
+			changed = true
+			continue
 		}
 		out = append(out, s[i])
 		at = append(at, int32(i))
@@ -213,9 +203,31 @@ func entityView(s string) (view, bool) {
 	if !changed {
 		return view{}, false
 	}
-	at = append(at, int32(len(s)))
-	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", apos)
-	return view{text: string(out), at: at, enc: esc.Replace}, true
+	return view{text: string(out), at: append(at, int32(len(s)))}, true
+}
+
+// entityView decodes the HTML entities of a text (&amp; &lt; &gt; &quot;
+// &#39; &apos; &nbsp; and numeric ones); a replacement is written back
+// with <, >, &, " and ' escaped the way the text escaped its apostrophes.
+func entityView(s string) (view, bool) {
+	if !strings.Contains(s, "&") || !strings.Contains(s, ";") {
+		return view{}, false
+	}
+	apos := "&#39;"
+	v, ok := decodedView(s, func(s string, i int) ([]byte, int) {
+		if s[i] != '&' {
+			return nil, 0
+		}
+		r, n := entityAt(s[i:])
+		if n > 0 && s[i:i+n] == "&apos;" {
+			apos = "&apos;"
+		}
+		return utf8.AppendRune(nil, r), n
+	})
+	if ok {
+		v.enc = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", apos).Replace
+	}
+	return v, ok
 }
 
 var namedEntities = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'', "nbsp": '\u00a0'}
@@ -291,26 +303,14 @@ func percentView(s string) (view, bool) {
 	if !strings.Contains(s, "%") {
 		return view{}, false
 	}
-	out := make([]byte, 0, len(s))
-	at := make([]int32, 0, len(s)+1)
-	changed := false
-	for i := 0; i < len(s); {
+	v, ok := decodedView(s, func(s string, i int) ([]byte, int) {
 		if s[i] == '%' && i+2 < len(s) && isHexByte(s[i+1]) && isHexByte(s[i+2]) {
-			out = append(out, unhex(s[i+1])<<4|unhex(s[i+2]))
-			at = append(at, int32(i))
-			i += 3
-			changed = true
-			continue
+			return []byte{unhex(s[i+1])<<4 | unhex(s[i+2])}, 3
 		}
-		out = append(out, s[i])
-		at = append(at, int32(i))
-		i++
-	}
-	if !changed {
-		return view{}, false
-	}
-	at = append(at, int32(len(s)))
-	return view{text: string(out), at: at, enc: percentEncode}, true
+		return nil, 0
+	})
+	v.enc = percentEncode
+	return v, ok
 }
 
 func isHexByte(c byte) bool {
