@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"net/url"
+	"strings"
 	"bytes"
 	"fmt"
 	"os"
@@ -39,6 +41,11 @@ func LoadConfig(name string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("proxy config %s: %w", name, err)
 	}
+	for i, o := range c.Allow {
+		if _, err := ParseOrigin(o); err != nil {
+			return nil, fmt.Errorf("proxy config %s: allow[%d]: %w", name, i, err)
+		}
+	}
 	seen := map[string]bool{}
 	for i, r := range c.Rules {
 		if r.Name == "" {
@@ -55,4 +62,20 @@ func LoadConfig(name string) (*Config, error) {
 		}
 	}
 	return &c, nil
+}
+
+// ParseOrigin checks an origin for the allow list, scheme://host[:port]
+// with the scheme http or https and nothing after the host, and returns
+// it in lower case.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("origin %q: %v", s, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("origin %q: want http://host[:port] or https://host[:port]", s)
+	case u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("origin %q: want scheme://host[:port], with no path, query or user", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }

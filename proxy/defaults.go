@@ -36,15 +36,24 @@ func DefaultRules() []Rule {
 // Node (NODE_USE_ENV_PROXY, NODE_EXTRA_CA_CERTS), Go and OpenSSL
 // (SSL_CERT_FILE: the system's roots plus the CA), Python requests and
 // curl. Loopback is not proxied.
-func Env(proxyURL string, a *ca.Authority) (map[string]string, error) {
+//
+// NO_PROXY keeps loopback off the proxy, so that the agent's own routes
+// and its local database are reached directly; an agent whose upstream is
+// on loopback (a local model server) needs proxyLoopback, which leaves
+// NO_PROXY empty.
+func Env(proxyURL string, a *ca.Authority, proxyLoopback bool) (map[string]string, error) {
 	bundle, err := a.WriteBundle()
 	if err != nil {
 		return nil, err
 	}
+	noProxy := "localhost,127.0.0.1,::1"
+	if proxyLoopback {
+		noProxy = ""
+	}
 	return map[string]string{
 		"HTTP_PROXY":          proxyURL,
 		"HTTPS_PROXY":         proxyURL,
-		"NO_PROXY":            "localhost,127.0.0.1,::1",
+		"NO_PROXY":            noProxy,
 		"NODE_USE_ENV_PROXY":  "1",
 		"NODE_EXTRA_CA_CERTS": a.CertPath,
 		"SSL_CERT_FILE":       bundle,

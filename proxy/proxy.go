@@ -240,6 +240,11 @@ func (p *Proxy) setup() error {
 			ResponseHeaderTimeout: 5 * time.Minute,
 		}
 	}
+	for _, o := range p.Allow {
+		if _, err := ParseOrigin(o); err != nil {
+			return fmt.Errorf("proxy: allow: %w", err)
+		}
+	}
 	rules := append([]Rule(nil), p.Rules...)
 	for _, o := range p.Allow {
 		rules = append(rules, Rule{Name: originRule(o), URLPrefix: strings.TrimSuffix(o, "/") + "/"})

@@ -430,12 +430,16 @@ func TestEnv(t *testing.T) {
 	system := filepath.Join(t.TempDir(), "system.pem")
 	os.WriteFile(system, a.PEM(), 0o644)
 	t.Setenv("SSL_CERT_FILE", system)
-	env, err := Env("http://127.0.0.1:8899", a)
+	env, err := Env("http://127.0.0.1:8899", a, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env["HTTPS_PROXY"] != "http://127.0.0.1:8899" || env["NODE_EXTRA_CA_CERTS"] != a.CertPath || env["NODE_USE_ENV_PROXY"] != "1" {
+	if env["HTTPS_PROXY"] != "http://127.0.0.1:8899" || env["NODE_EXTRA_CA_CERTS"] != a.CertPath || env["NODE_USE_ENV_PROXY"] != "1" ||
+		env["NO_PROXY"] != "localhost,127.0.0.1,::1" {
 		t.Fatalf("env %v", env)
+	}
+	if loop, _ := Env("http://127.0.0.1:8899", a, true); loop["NO_PROXY"] != "" {
+		t.Fatalf("with loopback proxied, NO_PROXY is %q", loop["NO_PROXY"])
 	}
 	b, err := os.ReadFile(env["SSL_CERT_FILE"])
 	if err != nil || !strings.Contains(string(b), strings.TrimSpace(string(a.PEM()))) {
@@ -637,5 +641,23 @@ func TestAllowedOriginWithoutRuleRecordsAndReplays(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusPreconditionFailed || hits.Load() != before {
 		t.Fatalf("a miss in replay: %d, %d upstream hits; want 412 and none", resp.StatusCode, hits.Load()-before)
+	}
+}
+
+func TestOriginsAreChecked(t *testing.T) {
+	authority, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"localhost:48443", "ftp://x", "https://", "https://api.example.com/v1", "https://user@api.example.com"} {
+		p := &Proxy{CA: authority, Allow: []string{bad}, Dir: t.TempDir()}
+		if err := p.Start(); err == nil || !strings.Contains(err.Error(), "origin") {
+			t.Errorf("allow %q: %v; want an error that names the origin", bad, err)
+		}
+	}
+	for _, good := range []string{"https://api.example.com", "http://localhost:48443", "https://API.example.com/"} {
+		if _, err := ParseOrigin(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
 	}
 }

@@ -12,22 +12,31 @@ import (
 )
 
 func newEnvCmd(e *env) *cobra.Command {
-	var proxyURL, caDir string
+	var (
+		proxyURL, caDir string
+		proxyLoopback   bool
+	)
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Print the environment a process needs to go through the proxy",
 		Long: `env prints shell export lines that send a child process's HTTP(S) traffic
 through the recording proxy and make it trust the proxy's CA, and nothing
-else: the CA is trusted in that process only, never system-wide.`,
+else: the CA is trusted in that process only, never system-wide.
+
+NO_PROXY keeps loopback (localhost, 127.0.0.1, ::1) off the proxy, so the
+agent reaches its own routes and its local database directly. An agent whose
+upstream is on loopback (a local model server, a test's TLS server) needs
+--proxy-loopback, which sends loopback through the proxy too.`,
 		Example: `  eval "$(recorder env)" && npm test
-  recorder env --proxy http://127.0.0.1:9000`,
+  recorder env --proxy http://127.0.0.1:9000
+  eval "$(recorder env --proxy-loopback)" && go test ./...`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := ca.Open(caDir)
 			if err != nil {
 				return err
 			}
-			environ, err := proxy.Env(proxyURL, a)
+			environ, err := proxy.Env(proxyURL, a, proxyLoopback)
 			if err != nil {
 				return err
 			}
@@ -39,5 +48,6 @@ else: the CA is trusted in that process only, never system-wide.`,
 	}
 	cmd.Flags().StringVar(&proxyURL, "proxy", "http://127.0.0.1:8899", "URL of the running proxy")
 	cmd.Flags().StringVar(&caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
+	cmd.Flags().BoolVar(&proxyLoopback, "proxy-loopback", false, "send loopback traffic through the proxy too (empty NO_PROXY), for upstreams on localhost")
 	return cmd
 }

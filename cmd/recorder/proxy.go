@@ -32,6 +32,7 @@ type proxyFlags struct {
 	timing              string
 	caDir               string
 	usedFile            string
+	listenAny           bool
 }
 
 func newProxyCmd(e *env) *cobra.Command {
@@ -75,6 +76,7 @@ README lists every call.`,
 	fl.StringVar(&f.timing, "timing", "fast", "replayed streams: fast, realtime, or a factor of the recorded delays")
 	fl.StringVar(&f.caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
 	fl.StringVar(&f.usedFile, "used-file", "", "on exit, write which recordings this run used, for recorder prune")
+	fl.BoolVar(&f.listenAny, "listen-any", false, "let --listen be an address other than loopback (the proxy then intercepts for anyone who reaches it)")
 	return cmd
 }
 
@@ -102,6 +104,11 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		}
 		timing.Scale = x
 	}
+	for _, o := range f.allow {
+		if _, err := proxy.ParseOrigin(o); err != nil {
+			return nil, nil, cli.Usagef("--allow: %v", err)
+		}
+	}
 	allow, rules, passthrough := proxy.DefaultAllow(), proxy.DefaultRules(), f.passthroughUnlisted
 	if f.config != "" {
 		c, err := proxy.LoadConfig(f.config)
@@ -126,6 +133,11 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	if err := p.Start(); err != nil {
 		return err
 	}
+	if host, _, err := net.SplitHostPort(f.listen); err != nil {
+		return cli.Usagef("--listen %q: want host:port, such as 127.0.0.1:8899", f.listen)
+	} else if ip := net.ParseIP(host); !f.listenAny && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return cli.Usagef("--listen %s: the proxy intercepts TLS for whoever reaches it, so it listens on loopback; pass --listen-any to listen on %s", f.listen, host)
+	}
 	proxyLn, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", f.listen, err)
@@ -146,7 +158,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	}
 	token := hex.EncodeToString(tokenBytes)
 	proxyURL := "http://" + proxyLn.Addr().String()
-	environ, err := proxy.Env(proxyURL, authority)
+	environ, err := proxy.Env(proxyURL, authority, false)
 	if err != nil {
 		return err
 	}

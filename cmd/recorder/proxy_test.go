@@ -122,6 +122,10 @@ func TestProxyCommandBadInput(t *testing.T) {
 		{"proxy", "--mode", "sideways"},
 		{"proxy", "--timing", "slow"},
 		{"proxy", "--config", bad},
+		{"proxy", "--allow", "localhost:48443"},
+		{"proxy", "--allow", "ftp://x"},
+		{"proxy", "--listen", "0.0.0.0:0"},
+		{"proxy", "--listen", "nonsense"},
 	} {
 		if r := recorder(t, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d (%s); want 2", args, r.code, r.stderr)
@@ -136,7 +140,11 @@ func TestEnvCommand(t *testing.T) {
 	os.WriteFile(system, other.PEM(), 0o644)
 	t.Setenv("SSL_CERT_FILE", system)
 	r := recorder(t, "", "env", "--proxy", "http://127.0.0.1:9000")
-	if r.code != 0 || !strings.Contains(r.stdout, "export HTTPS_PROXY='http://127.0.0.1:9000'") || !strings.Contains(r.stdout, "export NODE_USE_ENV_PROXY='1'") {
+	if r.code != 0 || !strings.Contains(r.stdout, "export HTTPS_PROXY='http://127.0.0.1:9000'") || !strings.Contains(r.stdout, "export NODE_USE_ENV_PROXY='1'") ||
+		!strings.Contains(r.stdout, "export NO_PROXY='localhost,127.0.0.1,::1'") {
 		t.Fatalf("env: %+v", r)
+	}
+	if r := recorder(t, "", "env", "--proxy-loopback"); r.code != 0 || !strings.Contains(r.stdout, "export NO_PROXY=''") {
+		t.Fatalf("env --proxy-loopback: %+v", r)
 	}
 }
