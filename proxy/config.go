@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"net/url"
-	"strings"
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
