@@ -72,8 +72,8 @@ func TestCrashHelper(t *testing.T) {
 	}
 	r := newRig(t, ModeAuto, dir)
 	r.post(t, "/v1/messages", `{"prompt":"kept"}`)
-	for r.proxy.Stats().Recorded != 1 {
-		time.Sleep(10 * time.Millisecond)
+	if err := r.proxy.Flush(); err != nil || r.proxy.Stats().Recorded != 1 {
+		t.Fatalf("recorded %d: %v", r.proxy.Stats().Recorded, err)
 	}
 	req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/stream", strings.NewReader(`{"stream":true}`))
 	resp, err := r.client.Do(req)

@@ -172,6 +172,7 @@ type Proxy struct {
 
 	events   events
 	injected faults
+	writer   *cassetteWriter
 }
 
 type ruleState struct {
@@ -269,6 +270,7 @@ func (p *Proxy) setup() error {
 		}
 		p.rules = append(p.rules, st)
 	}
+	p.writer = newCassetteWriter(p)
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = nil
 	gp.ConnectDial = func(network, addr string) (net.Conn, error) { return (&net.Dialer{}).Dial(network, addr) }
@@ -618,9 +620,11 @@ func (t *tee) Close() error {
 	return t.ReadCloser.Close()
 }
 
-// record keeps an interaction whose response was read whole. Outside a
-// test scope it writes the rule's cassette at once; inside one, the scope
-// keeps it until it ends.
+// record keeps an interaction whose response was read whole: redacted
+// and checked for secrets once, here, then kept in memory, where replays
+// find it at once. Outside a test scope its cassette is written in the
+// background (see cassetteWriter); inside one, the scope keeps it until
+// it ends.
 func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *http.Response, t *tee) {
 	body := st.matcher.Template(t.buf.String(), st.matcher.RequestValues(creq))
 	headers := resp.Header.Clone()
@@ -630,31 +634,27 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 	if len(body) != t.buf.Len() {
 		in.Chunks = nil // templated values changed the length
 	}
+	if err := cassette.Prepare(in); err != nil {
+		p.logf("not recorded %s %s (%s): %v", creq.Method, creq.URL, st.rule.Name, err)
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if sc != nil && sc.ended {
+		// The scope this request started in ended failed while the
+		// response streamed: its recordings are dropped.
+		return
+	}
 	in.ID = len(st.cassette.Interactions)
 	st.cassette.Interactions = append(st.cassette.Interactions, in)
-	if sc != nil {
-		if sc.ended {
-			// The scope this request started in ended failed while the
-			// response streamed: its recordings are dropped.
-			st.cassette.Interactions = st.cassette.Interactions[:len(st.cassette.Interactions)-1]
-			return
-		}
-		sc.recorded = append(sc.recorded, scoped{st, in})
-		st.index.Add(st.matcher, in)
-		p.stats.Recorded++
-		p.markUsedLocked(st.rule.Name, in.ID)
-		return
-	}
-	if err := p.save(st); err != nil {
-		st.cassette.Interactions = st.cassette.Interactions[:len(st.cassette.Interactions)-1]
-		p.logf("not recorded: %v", err)
-		return
-	}
 	st.index.Add(st.matcher, in)
 	p.stats.Recorded++
 	p.markUsedLocked(st.rule.Name, in.ID)
+	if sc != nil {
+		sc.recorded = append(sc.recorded, scoped{st, in})
+		return
+	}
+	p.writer.mark(st)
 	p.logf("recorded %s %s (%s #%d)", creq.Method, creq.URL, st.rule.Name, in.ID)
 }
 
@@ -687,14 +687,6 @@ func (p *Proxy) Used() map[string][]int {
 		slices.Sort(out[rule])
 	}
 	return out
-}
-
-// save writes a rule's cassette; the caller holds p.mu.
-func (p *Proxy) save(st *ruleState) error {
-	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
-		return err
-	}
-	return st.cassette.Save(st.path)
 }
 
 // replay answers with a recording: its chunks as they were, paced by

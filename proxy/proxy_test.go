@@ -179,6 +179,9 @@ func TestRecordThenReplayWithUpstreamGone(t *testing.T) {
 		t.Fatalf("first request: %s %q", resp.Header.Get(Header), body)
 	}
 	// The upstream goes away; a new proxy reads the cassette from disk.
+	if err := r.proxy.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	r.upstream.Close()
 	hits := r.hits.Load()
 	p2 := &Proxy{CA: r.proxy.CA, Allow: r.proxy.Allow, Rules: r.proxy.Rules, Dir: dir, Mode: ModeReplay}
@@ -269,6 +272,9 @@ func TestStreamsArriveAsSent(t *testing.T) {
 	if at[4]-at[0] > 50*time.Millisecond {
 		t.Errorf("fast replay took %v", at[4]-at[0])
 	}
+	if err := r.proxy.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
 	if err != nil || len(c.Interactions[0].Chunks) != 5 {
 		t.Fatalf("cassette: %v, %+v", err, c)
@@ -282,6 +288,9 @@ func TestCredentialsNeverWritten(t *testing.T) {
 	resp, body := r.post(t, "/v1/messages?api_key=plain-key-123", `{"prompt":"hi"}`, "Authorization", "Bearer "+secret)
 	if resp.Header.Get(Header) != "recorded" || !strings.Contains(body, secret) {
 		t.Fatalf("the agent must still get the live response: %q", body)
+	}
+	if err := r.proxy.Flush(); err != nil {
+		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "model.yaml"))
 	if err != nil {
@@ -570,7 +579,9 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 	client.CloseIdleConnections()
 	close(release)
 	waitLine(t, logs, "recorded POST")
-
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
 	if err != nil || len(c.Interactions) != 1 || !strings.HasSuffix(c.Interactions[0].Response.Body, "data: [DONE]\n\n") {
 		t.Fatalf("cassette: %v %v", c, err)
@@ -608,13 +619,16 @@ func TestAllowedOriginWithoutRuleRecordsAndReplays(t *testing.T) {
 	}))
 	t.Cleanup(upstream.Close)
 	dir := t.TempDir()
-	_, client := front(t, upstream, ModeRecord, dir)
+	p, client := front(t, upstream, ModeRecord, dir)
 	resp, err := client.Post(upstream.URL+"/v1/things", "application/json", strings.NewReader(`{"n":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if got := resp.Header.Get(Header); got != "recorded" {
 		t.Fatalf("X-Agentvcr %q; want recorded", got)
 	}

@@ -78,10 +78,28 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	}
 	unknown := p.Slack.Unknown()
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	res, touched, failed, err := p.endScopeLocked(name, passed, unknown)
+	p.mu.Unlock()
+	if err != nil || touched == nil {
+		return res, err
+	}
+	// Written before EndScope returns: the test's recordings are on disk
+	// when it ends.
+	for st := range touched {
+		p.writer.mark(st)
+	}
+	if err := p.Flush(); err != nil {
+		return res, err
+	}
+	return res, failed
+}
+
+// endScopeLocked closes the scope; the caller holds p.mu. It returns the
+// rules whose cassettes must be written, when the scope passed.
+func (p *Proxy) endScopeLocked(name string, passed bool, unknown []string) (ScopeResult, map[*ruleState]bool, error, error) {
 	sc := p.scope
 	if sc == nil || sc.name != name {
-		return ScopeResult{}, fmt.Errorf("%w: %q", ErrScopeNotOpen, name)
+		return ScopeResult{}, nil, nil, fmt.Errorf("%w: %q", ErrScopeNotOpen, name)
 	}
 	p.scope = nil
 	sc.ended = true
@@ -97,13 +115,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 		touched[r.st] = true
 	}
 	if passed {
-		var errs []error
-		for st := range touched {
-			if err := p.save(st); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return res, errors.Join(errs...)
+		return res, touched, nil, nil
 	}
 	drop := map[*cassette.Interaction]bool{}
 	for _, r := range sc.recorded {
@@ -124,7 +136,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	}
 	p.stats.Recorded -= len(sc.recorded)
 	res.Recorded = 0
-	return res, failed
+	return res, nil, failed, failed
 }
 
 // OpenScope returns the name of the open test scope, or "".

@@ -189,6 +189,10 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 			return err
 		}
 	}
+	// Recordings are written in the background: all of them before exit.
+	if err := p.Flush(); err != nil {
+		return err
+	}
 	if f.usedFile != "" {
 		return atomicfile.Write(f.usedFile, 0o644, func(w io.Writer) error {
 			return json.NewEncoder(w).Encode(p.Used())

@@ -157,8 +157,7 @@ var ErrSecret = errors.New("a secret survived redaction")
 
 // Save writes the cassette to the named file atomically, mode 0600, after
 // redacting every interaction. It refuses, writing nothing, if the
-// serialized bytes still hold a secret shape, and says which interaction
-// and field.
+// serialized bytes still hold a secret shape, and says which line.
 func (c *Cassette) Save(name string) error {
 	c.Version = FormatVersion
 	for _, in := range c.Interactions {
@@ -172,6 +171,37 @@ func (c *Cassette) Save(name string) error {
 		return fmt.Errorf("cassette %s: %w: %s, at line %d; nothing was written",
 			name, ErrSecret, found[0].Rule, bytes.Count(b[:found[0].Start], []byte("\n"))+1)
 	}
+	return write(name, b)
+}
+
+// Prepare redacts an interaction, as Save does, and refuses it if a secret
+// shape survives in its serialized form: what a recorder does once, when
+// it captures an interaction, so that writing a cassette of prepared
+// interactions (Write) costs no more than its encoding.
+func Prepare(in *Interaction) error {
+	Redact(in)
+	b, err := yaml.Marshal(in)
+	if err != nil {
+		return err
+	}
+	if found := secrets.Find(string(b)); len(found) > 0 {
+		return fmt.Errorf("%w: %s, at line %d of the interaction", ErrSecret, found[0].Rule, bytes.Count(b[:found[0].Start], []byte("\n"))+1)
+	}
+	return nil
+}
+
+// Write writes a cassette of prepared interactions (see Prepare) to the
+// named file atomically, mode 0600.
+func (c *Cassette) Write(name string) error {
+	c.Version = FormatVersion
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("cassette %s: %w", name, err)
+	}
+	return write(name, b)
+}
+
+func write(name string, b []byte) error {
 	return atomicfile.Write(name, 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err

@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/cassette"
+)
+
+// cassetteWriter writes cassettes off the request path. A recording marks
+// its rule's cassette dirty and returns; one goroutine, started when there
+// is work and gone when there is none, writes each dirty cassette whole
+// and atomically. Recordings that come while a cassette is being written
+// are written together next, so the cost of a recording to the agent does
+// not grow with its cassette, and no request waits for a disk.
+//
+// Between writes the writer rests four times as long as the last took, so
+// that writing a large cassette again and again takes at most a fifth of a
+// core from the requests; a flush ends the rest.
+type cassetteWriter struct {
+	p        *Proxy
+	mu       sync.Mutex
+	idle     *sync.Cond
+	pending  map[*ruleState]bool
+	running  bool
+	flushing int           // flushes waiting
+	wake     chan struct{} // ends a rest
+	err      error         // the first write error since the last flush
+}
+
+func newCassetteWriter(p *Proxy) *cassetteWriter {
+	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1)}
+	w.idle = sync.NewCond(&w.mu)
+	return w
+}
+
+// mark asks for a rule's cassette to be written.
+func (w *cassetteWriter) mark(st *ruleState) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending[st] = true
+	if !w.running {
+		w.running = true
+		go w.run()
+	}
+}
+
+func (w *cassetteWriter) run() {
+	var rest time.Duration
+	for {
+		w.mu.Lock()
+		if len(w.pending) == 0 {
+			w.running = false
+			w.idle.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+		if rest > 0 && w.flushing == 0 {
+			w.mu.Unlock()
+			t := time.NewTimer(rest)
+			select {
+			case <-t.C:
+			case <-w.wake:
+				t.Stop()
+			}
+			w.mu.Lock()
+		}
+		batch := w.pending
+		w.pending = map[*ruleState]bool{}
+		w.mu.Unlock()
+		start := time.Now()
+		for st := range batch {
+			if err := w.write(st); err != nil {
+				w.p.logf("not written: %v", err)
+				w.mu.Lock()
+				if w.err == nil {
+					w.err = err
+				}
+				w.mu.Unlock()
+			}
+		}
+		rest = 4 * time.Since(start)
+	}
+}
+
+// write writes what a rule has recorded so far: its interactions are
+// prepared, and never changed once recorded, so a copy of the list,
+// taken under the proxy's lock, is all the lock is held for.
+func (w *cassetteWriter) write(st *ruleState) error {
+	w.p.mu.Lock()
+	c := &cassette.Cassette{Version: cassette.FormatVersion, Interactions: slices.Clone(st.cassette.Interactions)}
+	w.p.mu.Unlock()
+	if err := os.MkdirAll(w.p.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := c.Write(st.path); err != nil {
+		return fmt.Errorf("rule %s: %w", st.rule.Name, err)
+	}
+	return nil
+}
+
+// flush waits until every cassette marked so far is written, and returns
+// the write errors since the last flush.
+func (w *cassetteWriter) flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushing++
+	defer func() { w.flushing-- }()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	for w.running {
+		w.idle.Wait()
+	}
+	err := w.err
+	w.err = nil
+	return err
+}
+
+// Flush waits until every recording made so far is written to its
+// cassette, and returns what failed. Recordings are written in the
+// background; call Flush before reading cassettes or exiting.
+func (p *Proxy) Flush() error {
+	if err := p.init(); err != nil {
+		return err
+	}
+	if err := p.writer.flush(); err != nil {
+		return errors.Join(errors.New("proxy: a cassette was not written"), err)
+	}
+	return nil
+}
