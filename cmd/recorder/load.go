@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +61,9 @@ It prints each loaded conversation id, or with --json one object per file.`,
 			defer conn.Close(ctx)
 			l := &loader.Loader{DB: conn, Profile: p}
 			enc := json.NewEncoder(e.stdout)
+			// Every file is tried: a failure is named and the rest are
+			// loaded; the exit code is the worst.
+			var failed []error
 			for _, file := range args {
 				opts := loader.Options{ConversationID: id, ThroughReply: throughReply}
 				var res *loader.Result
@@ -69,12 +74,18 @@ It prints each loaded conversation id, or with --json one object per file.`,
 					res, err = l.LoadFile(ctx, file, opts)
 				}
 				switch {
-				case errors.Is(err, loader.ErrNeedConversationID):
-					return cli.UsageError{Err: err}
+				case errors.Is(err, loader.ErrNeedConversationID), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR):
+					err = cli.UsageError{Err: err}
 				case errors.Is(err, loader.ErrAlreadyLoaded):
 					fmt.Fprintf(e.stderr, "%s: already loaded as %s\n", file, res.ConversationID)
-				case err != nil:
-					return err
+					err = nil
+				}
+				if err != nil {
+					failed = append(failed, err)
+					if len(args) > 1 {
+						fmt.Fprintf(e.stderr, "recorder: %v\n", err)
+					}
+					continue
 				}
 				if asJSON {
 					enc.Encode(res)
@@ -82,7 +93,19 @@ It prints each loaded conversation id, or with --json one object per file.`,
 					fmt.Fprintln(e.stdout, res.ConversationID)
 				}
 			}
-			return nil
+			switch {
+			case len(failed) == 0:
+				return nil
+			case len(args) == 1:
+				return failed[0]
+			}
+			summary := fmt.Errorf("%d of %d files were not loaded (each is named above)", len(failed), len(args))
+			for _, err := range failed {
+				if cli.ExitCode(err) == 2 {
+					return cli.UsageError{Err: summary}
+				}
+			}
+			return summary
 		},
 	}
 	db.register(cmd)

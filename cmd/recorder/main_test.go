@@ -289,3 +289,20 @@ func TestExportPeopleAndSanitizeLearnsTheWholeDatabase(t *testing.T) {
 		t.Fatal("the note is gone")
 	}
 }
+
+func TestLoadNamesEveryFailedFileAndLoadsTheRest(t *testing.T) {
+	url, _ := juniortest.Database(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	good := filepath.Join("..", "..", "recordings", "samples", "web-launch.json")
+	r := recorder(t, "", "load", "--database-url", url, missing, dir, good)
+	if r.code != 2 || !strings.Contains(r.stderr, missing) || !strings.Contains(r.stderr, dir) || !strings.Contains(r.stderr, "2 of 3 files") {
+		t.Fatalf("load missing, dir, good: %+v", r)
+	}
+	if !strings.Contains(r.stdout, "local:web:") {
+		t.Fatalf("the good file was not loaded: %+v", r)
+	}
+	if r := recorder(t, "", "load", "--database-url", url, missing); r.code != 2 || !strings.Contains(r.stderr, missing) {
+		t.Fatalf("load of a missing file: %+v", r)
+	}
+}

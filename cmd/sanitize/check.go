@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
@@ -37,7 +38,7 @@ and JSON path, never the value.`,
 			for _, p := range args {
 				info, err := os.Stat(p)
 				if err != nil {
-					return err
+					return badInput(err)
 				}
 				if !info.IsDir() {
 					files = append(files, p)
@@ -50,7 +51,7 @@ and JSON path, never the value.`,
 				files = append(files, more...)
 			}
 			enc := json.NewEncoder(stdout)
-			problems := 0
+			problems, checked := 0, 0
 			for _, f := range files {
 				doc, err := os.ReadFile(f)
 				if err != nil {
@@ -59,6 +60,7 @@ and JSON path, never the value.`,
 				if isReport(doc) {
 					continue
 				}
+				checked++
 				found, err := sanitize.Check(doc, f)
 				if err != nil {
 					return err
@@ -76,6 +78,9 @@ and JSON path, never the value.`,
 			}
 			if problems > 0 {
 				return fmt.Errorf("%w: %d problems in %d files", errCheckFailed, problems, len(files))
+			}
+			if checked == 0 {
+				return cli.Usagef("no recorded-history file (*.json) in %s: nothing was checked", strings.Join(args, ", "))
 			}
 			return nil
 		},

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -148,7 +149,7 @@ func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout
 		doc, err = os.ReadFile(in)
 	}
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	clean, err := s.Sanitize(doc, name)
 	if err != nil {
@@ -158,10 +159,22 @@ func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout
 		_, err = stdout.Write(clean)
 		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
 	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
 		_, err := w.Write(clean)
 		return err
 	})
+}
+
+// badInput makes a file that is missing, or a directory where a file
+// belongs, bad input (exit 2).
+func badInput(err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
+		return cli.UsageError{Err: err}
+	}
+	return err
 }
 
 // readPeople reads a people file.
@@ -190,10 +203,13 @@ func sanitizeDir(s *sanitize.Sanitizer, in, out string, skip bool, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 {
+		return cli.Usagef("%s holds no *.json file", in)
+	}
 	docs := make([][]byte, len(files))
 	for i, f := range files {
 		if docs[i], err = os.ReadFile(f); err != nil {
-			return err
+			return badInput(err)
 		}
 		if err := s.Learn(docs[i], f); err != nil {
 			return err

@@ -159,7 +159,9 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	}{
 		{"bad input", []string{bad}, 2, "v2.json: version"},
 		{"short key", []string{"--key-file", shortKey, raw}, 2, "at least 16"},
-		{"missing file", []string{filepath.Join(dir, "nope.json")}, 1, "no such file"},
+		{"missing file", []string{filepath.Join(dir, "nope.json")}, 2, "nope.json: no such file"},
+		{"check of an empty directory", []string{"check", t.TempDir()}, 2, "nothing was checked"},
+		{"check of a missing path", []string{"check", filepath.Join(dir, "nope")}, 2, "no such file"},
 		{"bad rules", []string{"--rules", bad, raw}, 2, "rules"},
 		{"directory without -o", []string{dir}, 2, "-o DIR"},
 		{"leak", []string{"--rules", rules, "-o", leakOut, leaky}, 1, "leaky.json: refusing to write"},
@@ -221,5 +223,17 @@ func TestPeopleFileAndSkipRefused(t *testing.T) {
 	}
 	if r := sanitizeCmd(t, nil, "", "check", peopleFile); r.code != 1 || !strings.Contains(r.stdout, "people file") {
 		t.Fatalf("check of a people file: %+v", r)
+	}
+}
+
+func TestOutputDirectoryIsMade(t *testing.T) {
+	dir := t.TempDir()
+	raw := sample(t, dir, "raw.json", 12)
+	out := filepath.Join(dir, "new", "deeper", "clean.json")
+	if r := sanitizeCmd(t, withKey, "", "-o", out, raw); r.code != 0 {
+		t.Fatalf("sanitize -o into a new directory: %+v", r)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
 	}
 }
