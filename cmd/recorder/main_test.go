@@ -173,7 +173,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"id for two files", []string{"load", "--conversation-id", "x", "a", "b"}, 2, []string{"one FILE"}},
 		{"wrong version", []string{"load", "--database-url", dbURL, badVersion}, 2, []string{badVersion, "version", "not supported"}},
 		{"unknown profile", []string{"load", "--database-url", dbURL, "--profile", "zendesk", badVersion}, 2, []string{"unknown schema profile", "junior"}},
-		{"missing file", []string{"load", "--database-url", dbURL, filepath.Join(dir, "nope.json")}, 1, []string{"nope.json", "no such file"}},
+		{"missing file", []string{"load", "--database-url", dbURL, filepath.Join(dir, "nope.json")}, 2, []string{"nope.json", "no such file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
