@@ -1,8 +1,10 @@
 package sanitize
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"hash/maphash"
 	"strconv"
 	"strings"
@@ -39,9 +41,11 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	if meta, ok := s.learned[sum]; ok {
 		return meta, nil
 	}
-	// Whether the JSON is well formed is checked once, on the output
-	// (verify); a malformed input makes a malformed output, and Sanitize
-	// then says the input was at fault.
+	// The document is read as recorder load reads it, with the same
+	// errors: a file load would refuse is never stamped.
+	if err := readable(doc, file); err != nil {
+		return nil, err
+	}
 	src := asString(doc)
 	if !strings.HasPrefix(strings.TrimLeft(src, " \t\r\n"), "{") {
 		return nil, invalid(file, "", "the top level must be a JSON object")
@@ -157,6 +161,21 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 	s.learnLabels(src)
 	s.learned[sum] = meta
 	return meta, nil
+}
+
+// readable reads a document with package history's reader, as the loader
+// does, and returns the first problem it finds. The sanitizer's stamp is
+// not a field the reader knows of yet: the exporter object is read as the
+// reader reads it, which keeps unknown keys.
+func readable(doc []byte, file string) error {
+	r := history.NewReader(bytes.NewReader(doc), file)
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 func invalid(file, field, format string, args ...any) error {

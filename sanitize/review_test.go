@@ -53,8 +53,8 @@ func TestMessagesNeverShowTheValue(t *testing.T) {
 	key64 := base64.StdEncoding.EncodeToString([]byte(email))
 	for name, doc := range map[string]string{
 		"type":        fmt.Sprintf(`{"version":1,"surface":"web","events":[{"seq":0,"type":%q,"payload":{"text":"hi"}}]}`, tok),
-		"parent key":  fmt.Sprintf(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","payload":{"extra":{%q:{"mail":"a.b@corp.io"}}}}]}`, tok),
-		"base64 key":  fmt.Sprintf(`{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0NADIA401","email":%q}],"events":[{"seq":0,"type":"message","payload":{"extra":{%q:{"child":"x"}}}}]}`, email, key64),
+		"parent key":  fmt.Sprintf(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"extra":{%q:{"mail":"a.b@corp.io"}}}}]}`, tok),
+		"base64 key":  fmt.Sprintf(`{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0NADIA401","email":%q}],"events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"extra":{%q:{"child":"x"}}}}]}`, email, key64),
 		"people file": `{"kind":"agentvcr-people","version":1,"identities":[],"nadia.noor@corp.io":1}`,
 	} {
 		s, _ := New(Options{Key: testKey, ReportPaths: true})
@@ -86,7 +86,7 @@ func TestPathologicalInputsStayFast(t *testing.T) {
 		"escapes":       strings.Repeat(`\u0041`, 500_000),
 		"digit groups":  strings.Repeat("4111 1111 ", 100_000),
 	} {
-		doc := `{"version":1,"surface":"web","events":[{"seq":0,"type":"message","payload":{"text":"` + text + `"}}]}`
+		doc := `{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"` + text + `"}}]}`
 		s, _ := New(Options{Key: testKey})
 		start := time.Now()
 		s.Sanitize([]byte(doc), name)
@@ -127,15 +127,15 @@ func TestMoreFormsOfNumbersAndIDs(t *testing.T) {
 	}
 	s, _ := New(Options{Key: testKey})
 	short := base64.StdEncoding.EncodeToString([]byte("Nadia Noor"))
-	doc := `{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0NADI0001","displayName":"Nadia Noor"}],"events":[{"seq":0,"type":"message","payload":{"blob":"` + short + `"}}]}`
+	doc := `{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0NADI0001","displayName":"Nadia Noor"}],"events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"blob":"` + short + `"}}]}`
 	if _, err := s.Sanitize([]byte(doc), "b.json"); !errors.Is(err, ErrLeak) {
 		t.Errorf("a name in short base64: %v; want a refusal", err)
 	}
-	if _, err := s.Sanitize([]byte("{\"version\":1,\"surface\":\"web\",\"events\":[{\"seq\":0,\"type\":\"message\",\"payload\":{\"text\":\"a\tb\"}}]}"), "tab.json"); !errors.Is(err, history.ErrInvalid) {
+	if _, err := s.Sanitize([]byte("{\"version\":1,\"surface\":\"web\",\"events\":[{\"seq\":0,\"type\":\"message\",\"createdAtMs\":1,\"historyVersion\":0,\"schemaVersion\":1,\"payload\":{\"text\":\"a\tb\"}}]}"), "tab.json"); !errors.Is(err, history.ErrInvalid) {
 		t.Errorf("a raw tab in a string: %v; want bad input", err)
 	}
-	if _, err := s.Sanitize([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","pay`), "cut.json"); !errors.Is(err, history.ErrInvalid) || !strings.Contains(err.Error(), "malformed JSON") {
-		t.Errorf("a truncated file: %v; want malformed JSON", err)
+	if _, err := s.Sanitize([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","pay`), "cut.json"); !errors.Is(err, history.ErrInvalid) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("a truncated file: %v; want it called truncated", err)
 	}
 }
 

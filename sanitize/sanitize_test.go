@@ -509,8 +509,8 @@ func TestBadInputAndOptions(t *testing.T) {
 func FuzzSanitize(f *testing.F) {
 	conv, _ := juniortest.SlackThread()
 	f.Add(recording(f, conv.Identities, conv.Events[:12]...))
-	f.Add([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","payload":{"text":"<@U0ADA00001|x> a@b.co"}}]}`))
-	f.Add([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"x","payload":{"m":"{\"a\":\"\\u00e9 U0ADA00001\"}"}}]}`))
+	f.Add([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"<@U0ADA00001|x> a@b.co"}}]}`))
+	f.Add([]byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"x","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"m":"{\"a\":\"\\u00e9 U0ADA00001\"}"}}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := New(Options{Key: testKey})
 		if err != nil {

@@ -147,7 +147,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	os.WriteFile(rules, []byte(`{"version":1,"events":{"tool_result":[{"path":"payload.owner","kind":"handle"}]}}`), 0o600)
 	leaky := filepath.Join(dir, "leaky.json")
 	blob := base64.StdEncoding.EncodeToString([]byte("owner: nadia.quill"))
-	os.WriteFile(leaky, []byte(`{"version":1,"surface":"web","events":[{"seq":3,"type":"tool_result","payload":{"owner":"nadia.quill","blob":"`+blob+`"}}]}`), 0o600)
+	os.WriteFile(leaky, []byte(`{"version":1,"surface":"web","events":[{"seq":3,"type":"tool_result","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"owner":"nadia.quill","blob":"`+blob+`"}}]}`), 0o600)
 	leakOut := filepath.Join(dir, "leak.json")
 	shortKey := filepath.Join(dir, "short.key")
 	os.WriteFile(shortKey, []byte("abc\n"), 0o600)
@@ -157,7 +157,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		code int
 		says string
 	}{
-		{"bad input", []string{bad}, 2, "v2.json: version"},
+		{"bad input", []string{bad}, 2, "v2.json (byte 12): version"},
 		{"short key", []string{"--key-file", shortKey, raw}, 2, "at least 16"},
 		{"missing file", []string{filepath.Join(dir, "nope.json")}, 2, "nope.json: no such file"},
 		{"check of an empty directory", []string{"check", t.TempDir()}, 2, "nothing was checked"},
@@ -186,9 +186,9 @@ func TestPeopleFileAndSkipRefused(t *testing.T) {
 	os.Mkdir(in, 0o700)
 	// One file names a person it never references; the people file knows
 	// her. Another holds a handle in base64, which is refused.
-	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","payload":{"text":"ask Dana Okonkwo"}}]}`), 0o600)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"ask Dana Okonkwo"}}]}`), 0o600)
 	blob := base64.StdEncoding.EncodeToString([]byte("owner dana.okonkwo"))
-	os.WriteFile(filepath.Join(in, "b.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":4,"type":"tool_result","payload":{"blob":"`+blob+`"}}]}`), 0o600)
+	os.WriteFile(filepath.Join(in, "b.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":4,"type":"tool_result","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"blob":"`+blob+`"}}]}`), 0o600)
 	name, handle := "Dana Okonkwo", "dana.okonkwo"
 	people, _ := json.Marshal(sanitize.People{Kind: sanitize.PeopleKind, Version: 1, Identities: []history.Identity{
 		{ID: "i1", Kind: "user", Provider: "slack", ProviderSubjectID: "U0DANA0001", DisplayName: &name, Handle: &handle}}})
