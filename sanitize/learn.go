@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"hash/maphash"
+	"io"
 	"strconv"
 	"strings"
 
