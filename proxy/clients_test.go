@@ -240,7 +240,7 @@ func TestSlackGoAgainstMock(t *testing.T) {
 		t.Fatalf("thread after the reply: %+v", replies)
 	}
 
-	if code, body := do("POST", "/v1/slack/errors", `{"method":"chat.postMessage","error":"ratelimited","retry_after":7}`); code != http.StatusNoContent {
+	if code, body := do("POST", "/v1/slack/errors", `{"method":"chat.postMessage","error":"ratelimited","retryAfterMs":7000}`); code != http.StatusNoContent {
 		t.Fatalf("queue error: %d %s", code, body)
 	}
 	_, _, err = api.PostMessage("C0EVAL0001", slack.MsgOptionText("again", false))

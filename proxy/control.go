@@ -15,12 +15,26 @@ import (
 
 // Control returns the control API of the proxy, for tests in any language
 // to drive it. Every call needs "Authorization: Bearer <token>"; calls from
-// anywhere but loopback are refused.
+// anywhere but loopback are refused. Times are milliseconds. Errors are
+// {"error": "..."} with a 4xx status.
 //
-//	POST /v1/scopes            {"name": "..."}     open a test scope
-//	POST /v1/scopes/{name}/end {"passed": bool}    end it: {"missed": N, "recorded": N}
-//	GET  /v1/stats                                 counts
-//	GET  /v1/misses                                replay misses, with their nearest recordings
+//	POST   /v1/scopes                   {"name": "..."}            open a test scope: 201
+//	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N};
+//	                                                               422 when the agent called a Slack method the mock lacks
+//	GET    /v1/stats                                               counts (Stats)
+//	GET    /v1/misses                                              replay misses, with their nearest recordings
+//	GET    /v1/events?hold=TYPE,...                                progress events as SSE; holds model_request,
+//	                                                               tool_request, reply
+//	POST   /v1/events/{id}/release                                 release a held event: 204; 404 when none is held
+//	POST   /v1/faults                   Fault                      queue a fault: 201 {"id": N}
+//	GET    /v1/faults                                              the queued faults
+//	DELETE /v1/faults                                              clear them: 204
+//	POST   /v1/slack/seed               {users, channels,          seed the Slack mock: {"messages": [...]}
+//	                                     messages, subscribe}
+//	POST   /v1/slack/errors             {"method", "error",        queue a Slack error for a method's next call
+//	                                     "retryAfterMs", "extra"}  ("ratelimited": 429 with Retry-After): 204
+//	GET    /v1/slack/calls?method=M                                the calls the mock answered, and unknown methods
+//	GET    /v1/slack/channels/{id}/messages                        a channel's messages
 func (p *Proxy) Control(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/scopes", func(w http.ResponseWriter, r *http.Request) {
@@ -97,17 +111,19 @@ func (p *Proxy) Control(token string) http.Handler {
 	})
 	mux.HandleFunc("POST /v1/slack/errors", func(w http.ResponseWriter, r *http.Request) {
 		var q struct {
-			Method     string         `json:"method"`
-			Error      string         `json:"error"`
-			RetryAfter int            `json:"retry_after"`
-			Extra      map[string]any `json:"extra"`
+			Method       string         `json:"method"`
+			Error        string         `json:"error"`
+			RetryAfterMs int            `json:"retryAfterMs"`
+			Extra        map[string]any `json:"extra"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&q); err != nil || q.Method == "" || q.Error == "" {
-			writeError(w, http.StatusBadRequest, `the body must be {"method": "chat.postMessage", "error": "ratelimited" or a Slack error code, "retry_after": seconds, "extra": {...}}`)
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil || q.Method == "" || q.Error == "" {
+			writeError(w, http.StatusBadRequest, `the body must be {"method": "chat.postMessage", "error": "ratelimited" or a Slack error code, "retryAfterMs": milliseconds, "extra": {...}}`)
 			return
 		}
 		if q.Error == "ratelimited" {
-			p.Slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfter)*time.Second)
+			p.Slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
 		} else {
 			p.Slack.QueueError(q.Method, q.Error, q.Extra)
 		}
