@@ -18,7 +18,7 @@ import (
 // anywhere but loopback are refused. Times are milliseconds. Errors are
 // {"error": "..."} with a 4xx status.
 //
-//	POST   /v1/scopes                   {"name": "..."}            open a test scope: 201
+//	POST   /v1/scopes                   {"name": "..."}            open a test scope: 204; 409 when one is open
 //	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N};
 //	                                                               422 when the agent called a Slack method the mock lacks
 //	GET    /v1/stats                                               counts (Stats)
