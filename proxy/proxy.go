@@ -465,9 +465,13 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		return resp, nil
 	}
 	sc := p.currentScope()
+	settled := func() {}
+	if sc != nil {
+		settled = sc.start()
+	}
 	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, drain: drainTimeout,
-		cancel: func() { stop(); upCancel() },
-		done:   func(t *tee) { p.record(st, sc, &creq, resp, t) },
+		cancel: func() { stop(); upCancel(); settled() },
+		done:   func(t *tee) { p.record(st, sc, &creq, resp, t); settled() },
 		skip: func(why string) {
 			p.logf("not recorded %s %s (%s): %s", req.Method, req.URL, st.rule.Name, why)
 		}}

@@ -3,6 +3,8 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
@@ -17,6 +19,46 @@ type scope struct {
 	unknown  int // unknown Slack methods at its start
 	recorded []scoped
 	ended    bool
+	// open counts the responses of the scope being recorded: the agent
+	// may have all of a response before the proxy has read its end, and a
+	// test ends its scope as soon as the agent answers. EndScope waits
+	// for them.
+	mu      sync.Mutex
+	settled *sync.Cond
+	open    int
+}
+
+// start counts a response of the scope that is being recorded; the
+// returned func says it is done, once.
+func (sc *scope) start() func() {
+	sc.mu.Lock()
+	sc.open++
+	sc.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sc.mu.Lock()
+			sc.open--
+			sc.settled.Broadcast()
+			sc.mu.Unlock()
+		})
+	}
+}
+
+// settle waits until the scope's responses are recorded, or up to d.
+func (sc *scope) settle(d time.Duration) {
+	timer := time.AfterFunc(d, func() {
+		sc.mu.Lock()
+		sc.settled.Broadcast()
+		sc.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(d)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for sc.open > 0 && time.Now().Before(deadline) {
+		sc.settled.Wait()
+	}
 }
 
 type scoped struct {
@@ -43,6 +85,10 @@ var (
 	ErrUnknownSlackMethod = errors.New("the agent called Slack methods the mock does not know")
 )
 
+// settleTimeout bounds how long EndScope waits for the scope's responses
+// to be recorded.
+const settleTimeout = 30 * time.Second
+
 func (p *Proxy) currentScope() *scope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,6 +110,7 @@ func (p *Proxy) BeginScope(name string) error {
 		return fmt.Errorf("%w: %q", ErrScopeOpen, p.scope.name)
 	}
 	p.scope = &scope{name: name, missed: p.stats.Missed, unknown: unknown}
+	p.scope.settled = sync.NewCond(&p.scope.mu)
 	return nil
 }
 
@@ -75,6 +122,9 @@ func (p *Proxy) BeginScope(name string) error {
 func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if err := p.init(); err != nil {
 		return ScopeResult{}, err
+	}
+	if sc := p.currentScope(); sc != nil && sc.name == name {
+		sc.settle(settleTimeout)
 	}
 	unknown := p.Slack.Unknown()
 	p.mu.Lock()
