@@ -231,7 +231,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 		o.emit(Event{Type: EventError, Error: err.Error()})
 		status := http.StatusGatewayTimeout
 		if !errors.As(err, new(*HoldExpiredError)) {
-			status = 499
+			status = statusClientClosed
 		}
 		return p.text(req, status, "", err.Error()+"\n"), nil
 	}

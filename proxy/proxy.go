@@ -428,7 +428,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: req.URL.String(), Miss: st.index.Nearest(parts)}
 			p.mu.Lock()
 			p.stats.Missed++
-			if len(p.misses) < 500 {
+			if len(p.misses) < maxMisses {
 				p.misses = append(p.misses, miss)
 			}
 			p.mu.Unlock()
@@ -481,6 +481,16 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 // drainTimeout bounds how long the rest of a response is read for its
 // recording after the agent hung up.
 const drainTimeout = 30 * time.Second
+
+// maxMisses caps the misses a proxy keeps for its report: a replay run
+// against the wrong cassettes misses on every request, and the first few
+// hundred say all there is to say without growing without bound.
+const maxMisses = 500
+
+// statusClientClosed is the status logged and answered when a request
+// ends because the agent hung up while a test held it (nginx's 499): no
+// HTTP status names it, and 5xx would read as the upstream's fault.
+const statusClientClosed = 499
 
 // cancelOnClose ends an upstream request when its body is closed.
 type cancelOnClose struct {
