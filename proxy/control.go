@@ -19,7 +19,7 @@ import (
 // {"error": "..."} with a 4xx status.
 //
 //	POST   /v1/scopes                   {"name": "..."}            open a test scope: 204; 409 when one is open
-//	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N};
+//	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N}, "dropped": N when it failed;
 //	                                                               422 when the agent called a Slack method the mock lacks
 //	GET    /v1/stats                                               counts (Stats)
 //	GET    /v1/misses                                              replay misses, with their nearest recordings

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,8 +148,13 @@ type Proxy struct {
 	// response streams to the agent whole and is not recorded. 0 means
 	// 32 MiB.
 	MaxRecord int
-	// Log, if set, gets one line per request.
-	Log *log.Logger
+	// Log, if set, gets a record for each exchange (level Info: method,
+	// url, status, outcome as in the X-Agentvcr header, rule, and ms to
+	// the response's headers), for each recording kept (Info), and for
+	// what a user must know: a replay miss and a response not recorded
+	// (Warn), a cassette not written (Error). URLs are logged redacted as
+	// cassettes store them.
+	Log *slog.Logger
 	// Slack serves the rules in mode mock; nil means a new, empty mock.
 	Slack *slack.Mock
 	// HoldTimeout bounds how long an event handler may keep a request
@@ -173,6 +179,7 @@ type Proxy struct {
 	events   events
 	injected faults
 	writer   *cassetteWriter
+	inflight flights
 }
 
 type ruleState struct {
@@ -271,6 +278,7 @@ func (p *Proxy) setup() error {
 		p.rules = append(p.rules, st)
 	}
 	p.writer = newCassetteWriter(p)
+	p.warnEmptyReplay()
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = nil
 	gp.ConnectDial = func(network, addr string) (net.Conn, error) { return (&net.Dialer{}).Dial(network, addr) }
@@ -281,6 +289,7 @@ func (p *Proxy) setup() error {
 		}
 		if !p.allowed("https://"+host) && p.PassthroughUnlisted {
 			p.count(func(s *Stats) { s.Passthrough++ })
+			p.log(slog.LevelInfo, "tunnel", slog.String("host", host), slog.String("outcome", "passthrough"))
 			return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
 		}
 		// Unlisted origins are intercepted too, so that the refusal can
@@ -293,16 +302,18 @@ func (p *Proxy) setup() error {
 		if o := origin(req.URL); !p.allowed(o) {
 			if p.PassthroughUnlisted {
 				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-					return p.live(r, "passthrough")
+					return p.exchange(r, func() (*http.Response, error) { return p.live(r, "passthrough") })
 				})
 				return req, nil
 			}
 			p.count(func(s *Stats) { s.Refused++ })
-			return req, p.text(req, http.StatusForbidden, "", fmt.Sprintf(
+			resp := p.text(req, http.StatusForbidden, "refused", fmt.Sprintf(
 				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
+			p.logExchange(req, resp, time.Now())
+			return req, resp
 		}
 		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-			return p.observe(r)
+			return p.exchange(r, func() (*http.Response, error) { return p.observe(r) })
 		})
 		return watchOf(ctx).bind(req), nil
 	})
@@ -384,10 +395,56 @@ func originRule(o string) string {
 	return "origin-" + strings.NewReplacer(":", "_", "/", "_").Replace(strings.ToLower(host))
 }
 
-func (p *Proxy) logf(format string, args ...any) {
+func (p *Proxy) log(level slog.Level, msg string, attrs ...slog.Attr) {
 	if p.Log != nil {
-		p.Log.Printf(format, args...)
+		p.Log.LogAttrs(context.Background(), level, msg, attrs...)
 	}
+}
+
+// request is the attributes that say which request a record is about.
+func request(method, rawURL, rule string) slog.Attr {
+	return slog.Group("", slog.String("method", method), slog.String("url", cassette.RedactURL(rawURL)), slog.String("rule", rule))
+}
+
+// warnEmptyReplay warns when the proxy replays and has nothing to replay:
+// every request would miss, which a user should learn before the first.
+func (p *Proxy) warnEmptyReplay() {
+	replaying, recorded := false, 0
+	for _, st := range p.rules {
+		if st.rule.Mode == ModeReplay || st.rule.Mode == "" && p.Mode == ModeReplay {
+			replaying = true
+			recorded += len(st.cassette.Interactions)
+		}
+	}
+	if replaying && recorded == 0 {
+		p.log(slog.LevelWarn, "replay with no recordings: every request will miss; record them first in mode auto or record", slog.String("dir", p.Dir))
+	}
+}
+
+// exchange runs one request's round trip and logs it.
+func (p *Proxy) exchange(req *http.Request, roundTrip func() (*http.Response, error)) (*http.Response, error) {
+	start := time.Now()
+	p.inflight.add()
+	resp, err := roundTrip()
+	if err != nil || resp == nil {
+		p.inflight.done()
+		return resp, err
+	}
+	p.track(resp)
+	p.logExchange(req, resp, start)
+	return resp, nil
+}
+
+func (p *Proxy) logExchange(req *http.Request, resp *http.Response, start time.Time) {
+	if p.Log == nil || !p.Log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	rule := ""
+	if st := p.rule(req); st != nil {
+		rule = st.rule.Name
+	}
+	p.log(slog.LevelInfo, "exchange", request(req.Method, req.URL.String(), rule), slog.Int("status", resp.StatusCode),
+		slog.String("outcome", resp.Header.Get(Header)), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 }
 
 // serve answers one allowed request by the mode of its rule, st (nil
@@ -421,7 +478,6 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		if in, ok := st.index.Next(key); ok {
 			p.count(func(s *Stats) { s.Replayed++ })
 			p.markUsed(st.rule.Name, in.ID)
-			p.logf("replayed %s %s (%s #%d)", req.Method, req.URL, st.rule.Name, in.ID)
 			return p.replay(req, st, in, &creq), nil
 		}
 		if mode == ModeReplay {
@@ -432,7 +488,8 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 				p.misses = append(p.misses, miss)
 			}
 			p.mu.Unlock()
-			p.logf("missed %s %s (%s): nearest #%d differs in %v", req.Method, req.URL, st.rule.Name, miss.NearestID, miss.Differ)
+			p.log(slog.LevelWarn, "missed: no recording matches", request(req.Method, req.URL.String(), st.rule.Name),
+				slog.Int("nearest", miss.NearestID), slog.Any("differs", miss.Differ))
 			b, _ := json.MarshalIndent(map[string]any{"error": "agentvcr proxy: no recording matches this request, and the mode is replay: nothing went live", "miss": miss}, "", "  ")
 			return p.text(req, http.StatusPreconditionFailed, "missed", string(b)+"\n"), nil
 		}
@@ -460,7 +517,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		resp.Header.Set(Header, "live")
 		p.count(func(s *Stats) { s.Live++ })
-		p.logf("not recorded %s %s (%s): status %d is never recorded", req.Method, req.URL, st.rule.Name, resp.StatusCode)
+		p.log(slog.LevelWarn, "not recorded: a 429 or 5xx is never recorded", request(req.Method, req.URL.String(), st.rule.Name), slog.Int("status", resp.StatusCode))
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { stop(); upCancel() }}
 		return resp, nil
 	}
@@ -473,7 +530,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		cancel: func() { stop(); upCancel(); settled() },
 		done:   func(t *tee) { p.record(st, sc, &creq, resp, t); settled() },
 		skip: func(why string) {
-			p.logf("not recorded %s %s (%s): %s", req.Method, req.URL, st.rule.Name, why)
+			p.log(slog.LevelWarn, "not recorded: "+why, request(req.Method, req.URL.String(), st.rule.Name))
 		}}
 	return resp, nil
 }
@@ -506,7 +563,6 @@ func (c *cancelOnClose) Close() error {
 
 // live sends a request upstream and says so.
 func (p *Proxy) live(req *http.Request, what string) (*http.Response, error) {
-	p.logf("%s %s %s", what, req.Method, req.URL)
 	resp, err := p.upstream(req)
 	if err != nil {
 		return p.upstreamError(req, err), nil
@@ -649,7 +705,7 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 		in.Chunks = nil // templated values changed the length
 	}
 	if err := cassette.Prepare(in); err != nil {
-		p.logf("not recorded %s %s (%s): %v", creq.Method, creq.URL, st.rule.Name, err)
+		p.log(slog.LevelWarn, "not recorded", request(creq.Method, creq.URL, st.rule.Name), slog.String("error", err.Error()))
 		return
 	}
 	p.mu.Lock()
@@ -669,7 +725,7 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 		return
 	}
 	p.writer.mark(st)
-	p.logf("recorded %s %s (%s #%d)", creq.Method, creq.URL, st.rule.Name, in.ID)
+	p.log(slog.LevelInfo, "recorded", request(creq.Method, creq.URL, st.rule.Name), slog.Int("id", in.ID))
 }
 
 func (p *Proxy) markUsed(rule string, id int) {

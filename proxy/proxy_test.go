@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -566,7 +568,7 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 	dir := t.TempDir()
 	p, client := front(t, upstream, ModeRecord, dir, Rule{Name: "model", URLPrefix: upstream.URL + "/"})
 	logs := make(lines, 100)
-	p.Log = log.New(logs, "", 0)
+	p.Log = slog.New(slog.NewTextHandler(logs, nil))
 
 	resp, err := client.Post(upstream.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
 	if err != nil {
@@ -578,7 +580,7 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 	resp.Body.Close() // before the end of the body: the connection goes
 	client.CloseIdleConnections()
 	close(release)
-	waitLine(t, logs, "recorded POST")
+	waitLine(t, logs, "msg=recorded")
 	if err := p.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +593,7 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 func TestUnrecordedInteractionsAreLogged(t *testing.T) {
 	r := newRig(t, ModeRecord, t.TempDir())
 	logs := make(lines, 100)
-	r.proxy.Log = log.New(logs, "", 0)
+	r.proxy.Log = slog.New(slog.NewTextHandler(logs, nil))
 	if resp, err := r.client.Get(r.upstream.URL + "/v1/fail"); err == nil {
 		resp.Body.Close()
 	}
@@ -674,4 +676,99 @@ func TestOriginsAreChecked(t *testing.T) {
 			t.Errorf("%q: %v", good, err)
 		}
 	}
+}
+
+// records decodes the JSON log records written to it.
+type records struct {
+	mu   sync.Mutex
+	list []map[string]any
+}
+
+func (r *records) Write(b []byte) (int, error) {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	r.list = append(r.list, m)
+	r.mu.Unlock()
+	return len(b), nil
+}
+
+// take returns the records so far with message msg, and forgets all.
+func (r *records) take(msg string) []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []map[string]any
+	for _, m := range r.list {
+		if m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	r.list = nil
+	return out
+}
+
+func TestEachExchangeIsLogged(t *testing.T) {
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	t.Cleanup(upstream.Close)
+	const key = "k3y-planted-in-the-query"
+	dir := t.TempDir()
+	get := func(client *http.Client, u string) {
+		t.Helper()
+		resp, err := client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	check := func(got []map[string]any, status float64, outcome string) {
+		t.Helper()
+		if len(got) != 1 {
+			t.Fatalf("%d exchange records; want 1", len(got))
+		}
+		g := got[0]
+		if g["method"] != "GET" || g["status"] != status || g["outcome"] != outcome || g["level"] != "INFO" {
+			t.Fatalf("exchange record %v; want GET %v %s", g, status, outcome)
+		}
+		if ms, ok := g["ms"].(float64); !ok || ms < 0 {
+			t.Fatalf("exchange record %v: no ms", g)
+		}
+		if u, _ := g["url"].(string); !strings.HasPrefix(u, upstream.URL+"/v1/things") && !strings.HasPrefix(u, "https://127.0.0.1:9/") {
+			t.Fatalf("exchange record %v: url", g)
+		}
+	}
+
+	p, client := front(t, upstream, ModeRecord, dir, Rule{Name: "things", URLPrefix: upstream.URL + "/"})
+	logs := &records{}
+	p.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	get(client, upstream.URL+"/v1/things?api_key="+key)
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	logs.mu.Lock()
+	all, _ := json.Marshal(logs.list)
+	logs.mu.Unlock()
+	if strings.Contains(string(all), key) {
+		t.Fatalf("the query's key is in the log: %s", all)
+	}
+	check(logs.take("exchange"), 200, "recorded")
+	get(client, "https://127.0.0.1:9/elsewhere")
+	check(logs.take("exchange"), 403, "refused")
+
+	p, client = front(t, upstream, ModeReplay, dir, Rule{Name: "things", URLPrefix: upstream.URL + "/"})
+	p.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	get(client, upstream.URL+"/v1/things?api_key="+key)
+	check(logs.take("exchange"), 200, "replayed")
+	get(client, upstream.URL+"/v1/things?other=1")
+	logs.mu.Lock()
+	w := logs.list
+	logs.mu.Unlock()
+	if len(w) != 2 || w[0]["msg"] != "missed: no recording matches" || w[0]["level"] != "WARN" {
+		t.Fatalf("records %v; want a miss warning and its exchange", w)
+	}
+	check(logs.take("exchange"), 412, "missed")
 }

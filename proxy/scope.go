@@ -70,6 +70,8 @@ type scoped struct {
 type ScopeResult struct {
 	Missed   int `json:"missed"`
 	Recorded int `json:"recorded"`
+	// Dropped counts the recordings a failed scope threw away.
+	Dropped int `json:"dropped,omitempty"`
 	// UnknownSlack are the Slack methods the agent called that the mock
 	// does not know; a scope with any counts as failed.
 	UnknownSlack []string `json:"unknownSlack,omitempty"`
@@ -185,7 +187,7 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown []string) (Scop
 		}
 	}
 	p.stats.Recorded -= len(sc.recorded)
-	res.Recorded = 0
+	res.Recorded, res.Dropped = 0, len(sc.recorded)
 	return res, nil, failed, failed
 }
 

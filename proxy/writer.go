@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -75,7 +76,7 @@ func (w *cassetteWriter) run() {
 		start := time.Now()
 		for st := range batch {
 			if err := w.write(st); err != nil {
-				w.p.logf("not written: %v", err)
+				w.p.log(slog.LevelError, "not written", slog.String("error", err.Error()))
 				w.mu.Lock()
 				if w.err == nil {
 					w.err = err

@@ -3,11 +3,13 @@
 // database, prints or applies the product schema, and runs a demo of both on
 // a throwaway PostgreSQL.
 //
-// Exit codes: 0 success, 1 the operation failed, 2 usage or bad input.
+// Exit codes: 0 success, 1 the operation failed, 2 usage or bad input, 130
+// interrupted (SIGINT or SIGTERM).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +58,14 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		// A signal: the command has said what it left undone.
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.Cause(ctx)) {
+			fmt.Fprintf(stderr, "recorder: %v\n", err)
+		}
+		fmt.Fprintf(stderr, "recorder: interrupted (%v)\n", context.Cause(ctx))
+		return cli.ExitInterrupted
+	}
 	if err == nil {
 		return 0
 	}

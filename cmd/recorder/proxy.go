@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,13 @@ type proxyFlags struct {
 	caDir               string
 	usedFile            string
 	listenAny           bool
+	quiet               bool
+	logFormat           string
 }
+
+// stopTimeout bounds how long an interrupted proxy lets the exchanges in
+// flight finish.
+const stopTimeout = 10 * time.Second
 
 func newProxyCmd(e *env) *cobra.Command {
 	var f proxyFlags
@@ -47,8 +54,17 @@ refuses origins off its allow list. It prints one JSON line when it is ready:
   {"proxy": URL, "control": URL, "token": T, "ca": PATH, "env": {NAME: VALUE}}
 
 (env is what the agent's process needs: HTTPS_PROXY, NODE_EXTRA_CA_CERTS,
-SSL_CERT_FILE and the like), then logs to stderr. SIGINT or SIGTERM ends an
-open test scope as failed, which writes nothing, and stops.
+SSL_CERT_FILE and the like). On a terminal it also says, on stderr, what it
+serves and what to run next. It logs one line per exchange to stderr
+(method, url, status, outcome, rule, ms to the response's headers), and
+warnings: a replay miss, a response not recorded, replay with nothing
+recorded. --quiet keeps the warnings only; --log-format json writes each
+line as a JSON object.
+
+SIGINT or SIGTERM stops it: it takes no new requests, lets the exchanges in
+flight finish for up to 10 s, ends an open test scope as failed (an
+interrupted test did not pass: its recordings are not written), writes
+what it recorded, says so, and exits 130.
 
 Modes: auto (replay, or go live and record), replay (a miss gets 412 and
 nothing goes live), record (go live and record again), passthrough (go live,
@@ -77,6 +93,8 @@ README lists every call.`,
 	fl.StringVar(&f.caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
 	fl.StringVar(&f.usedFile, "used-file", "", "on exit, write which recordings this run used, for recorder prune")
 	fl.BoolVar(&f.listenAny, "listen-any", false, "let --listen be an address other than loopback (the proxy then intercepts for anyone who reaches it)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only, not each exchange")
+	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	return cmd
 }
 
@@ -104,6 +122,19 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		}
 		timing.Scale = x
 	}
+	level := slog.LevelInfo
+	if f.quiet {
+		level = slog.LevelWarn
+	}
+	var handler slog.Handler
+	switch f.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return nil, nil, cli.Usagef("--log-format %q: use text or json", f.logFormat)
+	}
 	for _, o := range f.allow {
 		if _, err := proxy.ParseOrigin(o); err != nil {
 			return nil, nil, cli.Usagef("--allow: %v", err)
@@ -122,7 +153,7 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		return nil, nil, err
 	}
 	return &proxy.Proxy{CA: authority, Allow: append(allow, f.allow...), PassthroughUnlisted: passthrough, Rules: rules,
-		Mode: mode, Dir: f.dir, Timing: timing, Log: log.New(e.stderr, "recorder proxy: ", log.LstdFlags)}, authority, nil
+		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler)}, authority, nil
 }
 
 func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
@@ -170,23 +201,33 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	ready, _ := json.Marshal(map[string]any{"proxy": proxyURL, "control": "http://" + controlLn.Addr().String(),
 		"token": token, "ca": authority.CertPath, "env": environ})
 	fmt.Fprintln(e.stdout, string(ready))
+	if cli.IsTerminal(e.stderr) {
+		f.banner(e.stderr, p, proxyURL)
+	}
 
 	select {
 	case <-ctx.Done():
 	case err := <-errs:
 		return err
 	}
-	// An interrupted test did not pass: its recordings are not written.
-	if name := p.OpenScope(); name != "" {
-		if _, err := p.EndScope(name, false); err != nil {
-			fmt.Fprintf(e.stderr, "recorder proxy: %v\n", err)
-		}
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	fmt.Fprintf(e.stderr, "recorder proxy: stopping: no new requests; the exchanges in flight have %s to finish\n", stopTimeout)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
 	for _, s := range servers {
-		if err := s.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := s.Shutdown(stopCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
+		}
+	}
+	if err := p.Wait(stopCtx); err != nil {
+		fmt.Fprintf(e.stderr, "recorder proxy: %v; they are cut off\n", err)
+	}
+	// An interrupted test did not pass: its recordings are not written.
+	if name := p.OpenScope(); name != "" {
+		res, err := p.EndScope(name, false)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "recorder proxy: scope %q: %v\n", name, err)
+		} else {
+			fmt.Fprintf(e.stderr, "recorder proxy: scope %q ended as failed: %d recordings not written\n", name, res.Dropped)
 		}
 	}
 	// Recordings are written in the background: all of them before exit.
@@ -194,9 +235,29 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		return err
 	}
 	if f.usedFile != "" {
-		return atomicfile.Write(f.usedFile, 0o644, func(w io.Writer) error {
+		if err := atomicfile.Write(f.usedFile, 0o644, func(w io.Writer) error {
 			return json.NewEncoder(w).Encode(p.Used())
-		})
+		}); err != nil {
+			return err
+		}
 	}
+	s := p.Stats()
+	fmt.Fprintf(e.stderr, "recorder proxy: stopped: %d replayed, %d recorded, %d missed, %d live, %d passthrough, %d mocked, %d refused\n",
+		s.Replayed, s.Recorded, s.Missed, s.Live, s.Passthrough, s.Mocked, s.Refused)
 	return nil
+}
+
+// banner tells a person at a terminal what the proxy serves and what to
+// run next.
+func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string) {
+	fmt.Fprintf(w, "recorder proxy: mode %s, cassettes in %s\n", p.Mode, f.dir)
+	fmt.Fprintf(w, "recorder proxy: allowing %s\n", strings.Join(p.Allow, ", "))
+	next := "recorder env"
+	if proxyURL != "http://127.0.0.1:8899" {
+		next += " --proxy " + proxyURL
+	}
+	if f.caDir != "" {
+		next += " --ca-dir " + f.caDir
+	}
+	fmt.Fprintf(w, "recorder proxy: next, in the agent's shell: eval \"$(%s)\"; then run the agent. Ctrl-C stops.\n", next)
 }

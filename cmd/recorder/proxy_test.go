@@ -79,7 +79,7 @@ func TestProxyCommandRecordsAndStops(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 {
+		if code != 130 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	case <-time.After(10 * time.Second):

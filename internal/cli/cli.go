@@ -1,6 +1,6 @@
 // Package cli holds what agentvcr's commands share: usage errors, the exit
 // codes (0 success, 1 the operation failed or refused, 2 usage or bad
-// input) and terminal detection.
+// input, 130 interrupted) and terminal detection.
 package cli
 
 import (
@@ -24,6 +24,10 @@ func (u UsageError) Unwrap() error { return u.Err }
 
 // Usagef returns a UsageError.
 func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
+
+// ExitInterrupted is the exit code of a command a signal stopped, as a
+// shell reports one that SIGINT killed.
+const ExitInterrupted = 130
 
 // ExitCode maps an error to the exit code: 2 for usage and bad input, else 1.
 func ExitCode(err error) int {

@@ -32,7 +32,7 @@ func sensitive(name string) bool {
 func Redact(in *Interaction) {
 	redactHeaders(in.Request.Headers)
 	redactHeaders(in.Response.Headers)
-	in.Request.URL = redactURL(in.Request.URL)
+	in.Request.URL = RedactURL(in.Request.URL)
 	for name, vals := range in.Request.Form {
 		for i := range vals {
 			if sensitive(name) {
@@ -69,7 +69,9 @@ func redactHeaders(h http.Header) {
 	}
 }
 
-func redactURL(raw string) string {
+// RedactURL returns raw as a cassette stores it: user info, credential-like
+// query parameters and secret shapes replaced by Redacted.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return redactSecrets(raw)

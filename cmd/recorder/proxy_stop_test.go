@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// stderrLines is a command's stderr, line by line as it is written.
+type stderrLines struct {
+	mu    sync.Mutex
+	all   strings.Builder
+	lines chan string
+}
+
+func newStderrLines() *stderrLines { return &stderrLines{lines: make(chan string, 1000)} }
+
+func (s *stderrLines) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	s.all.Write(b)
+	s.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		select {
+		case s.lines <- l:
+		default: // the test reads only the lines it waits for
+		}
+	}
+	return len(b), nil
+}
+
+func (s *stderrLines) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all.String()
+}
+
+// waitFor returns the first line that holds want, or fails after 10 s.
+func (s *stderrLines) waitFor(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-s.lines:
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("no stderr line with %q in:\n%s", want, s.String())
+			return ""
+		}
+	}
+}
+
+// runningProxy is `recorder proxy` running in the test.
+type runningProxy struct {
+	proxy, control, token string
+	stop                  context.CancelFunc
+	done                  chan int
+}
+
+// startProxy runs `recorder proxy args...` with its stderr going to
+// stderr and returns once it printed its ready line.
+func startProxy(t *testing.T, stderr io.Writer, args ...string) *runningProxy {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("CI", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	rp := &runningProxy{stop: cancel, done: make(chan int, 1)}
+	go func() {
+		rp.done <- run(ctx, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...), strings.NewReader(""), pw, stderr)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-rp.done
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	var ready struct{ Proxy, Control, Token string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		t.Fatalf("ready line %q: %v", line, err)
+	}
+	rp.proxy, rp.control, rp.token = ready.Proxy, ready.Control, ready.Token
+	return rp
+}
+
+func (rp *runningProxy) call(t *testing.T, path, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", rp.control+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+rp.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("POST %s: %v %v", path, err, resp)
+	}
+	resp.Body.Close()
+}
+
+func (rp *runningProxy) exit(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-rp.done:
+		rp.done <- code // for the cleanup
+		return code
+	case <-time.After(20 * time.Second):
+		t.Fatal("the proxy did not stop")
+		return 0
+	}
+}
+
+func TestInterruptedProxyFinishesWhatIsInFlight(t *testing.T) {
+	// Ctrl-C while a response streams: the proxy takes nothing new, lets
+	// the response end, ends the open scope as failed (nothing written),
+	// says so, and exits 130.
+	arrived, release := make(chan struct{}), make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		close(arrived)
+		<-release
+		fmt.Fprint(w, "data: two\n\n")
+	}))
+	defer upstream.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "proxy.yaml")
+	os.WriteFile(config, []byte("allow: ["+upstream.URL+"]\nrules:\n  - name: local\n    url: "+upstream.URL+"/\n"), 0o600)
+	stderr := newStderrLines()
+	rp := startProxy(t, stderr, "--config", config, "--dir", filepath.Join(dir, "cassettes"))
+	rp.call(t, "/v1/scopes", `{"name":"t1"}`)
+
+	proxyURL, _ := url.Parse(rp.proxy)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+	defer client.CloseIdleConnections()
+	body := make(chan string, 1)
+	go func() {
+		resp, err := client.Get(upstream.URL + "/stream")
+		if err != nil {
+			body <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body <- string(b)
+	}()
+	<-arrived
+	rp.stop()
+	stderr.waitFor(t, "stopping: no new requests")
+	select {
+	case code := <-rp.done:
+		t.Fatalf("exit %d before the exchange in flight ended:\n%s", code, stderr)
+	default:
+	}
+	close(release)
+	if got := <-body; got != "data: one\n\ndata: two\n\n" {
+		t.Fatalf("the agent got %q; want the whole response", got)
+	}
+	if code := rp.exit(t); code != 130 {
+		t.Fatalf("exit %d; want 130:\n%s", code, stderr)
+	}
+	out := stderr.String()
+	for _, want := range []string{`scope "t1" ended as failed: 1 recordings not written`, "stopped: 0 replayed, 0 recorded", "recorder: interrupted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cassettes", "local.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("the failed scope's cassette was written: %v", err)
+	}
+}
+
+func TestProxyLogFlags(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	defer upstream.Close()
+	dir := t.TempDir()
+	get := func(rp *runningProxy) {
+		t.Helper()
+		proxyURL, _ := url.Parse(rp.proxy)
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(upstream.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+
+	// Replay with no recordings warns at once; each exchange is a line.
+	stderr := newStderrLines()
+	rp := startProxy(t, stderr, "--mode", "replay", "--allow", upstream.URL, "--dir", dir, "--log-format", "json")
+	line := stderr.waitFor(t, "replay with no recordings")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["level"] != "WARN" || rec["dir"] != dir {
+		t.Fatalf("warning %q (%v)", line, err)
+	}
+	get(rp)
+	line = stderr.waitFor(t, `"msg":"exchange"`)
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec["status"] != 412.0 || rec["outcome"] != "missed" || rec["url"] != upstream.URL+"/x" {
+		t.Fatalf("exchange line %q (%v)", line, err)
+	}
+	rp.stop()
+	rp.exit(t)
+
+	// --quiet: warnings only.
+	stderr = newStderrLines()
+	rp = startProxy(t, stderr, "--mode", "replay", "--allow", upstream.URL, "--dir", dir, "--quiet")
+	get(rp)
+	stderr.waitFor(t, "missed: no recording matches")
+	rp.stop()
+	rp.exit(t)
+	if out := stderr.String(); strings.Contains(out, "msg=exchange") {
+		t.Fatalf("--quiet logged an exchange:\n%s", out)
+	}
+
+	if r := recorder(t, "", "proxy", "--log-format", "yaml"); r.code != 2 || !strings.Contains(r.stderr, "--log-format") {
+		t.Fatalf("--log-format yaml: %+v", r)
+	}
+}
+
+// openTerminal opens a pseudo-terminal: what a person's shell gives a
+// command, to which the command writes through tty.
+func openTerminal(t *testing.T) (tty, screen *os.File) {
+	t.Helper()
+	screen, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("a terminal: %v", err)
+	}
+	t.Cleanup(func() { screen.Close() })
+	fd := int(screen.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock the terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("the terminal's number: %v", err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("the terminal: %v", err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return tty, screen
+}
+
+func TestProxyBannerOnATerminal(t *testing.T) {
+	tty, screen := openTerminal(t)
+	seen := newStderrLines()
+	go io.Copy(seen, screen)
+	rp := startProxy(t, tty, "--allow", "https://api.example.com")
+	seen.waitFor(t, "mode auto, cassettes in recordings/cassettes")
+	seen.waitFor(t, "https://api.example.com")
+	line := seen.waitFor(t, "next, in the agent's shell")
+	if !strings.Contains(line, `eval "$(recorder env --proxy `+rp.proxy+`)"`) {
+		t.Fatalf("next step %q", line)
+	}
+
+	// Not a terminal: the ready line only.
+	var out strings.Builder
+	var mu sync.Mutex
+	rp = startProxy(t, writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) }))
+	rp.stop()
+	rp.exit(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(out.String(), "next, in the agent's shell") {
+		t.Fatalf("banner off a terminal:\n%s", out.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
