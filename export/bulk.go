@@ -57,7 +57,7 @@ func (e *Exporter) Select(ctx context.Context, f Filter) ([]string, error) {
 		ORDER BY last_activity_at, conversation_id LIMIT $4`, ident(p.Tables.Conversations), surfaceExpr),
 		since, until, string(f.Surface), limit)
 	if err != nil {
-		return nil, fmt.Errorf("select conversations: %w", err)
+		return nil, fmt.Errorf("select conversations: %w", explain(err, p))
 	}
 	var ids []string
 	for rows.Next() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/version"
@@ -76,7 +77,7 @@ func (e *Exporter) Export(ctx context.Context, id string, w io.Writer) (*Result,
 	}
 	res, err := e.export(ctx, tx, p, id, out)
 	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", id, err)
+		return nil, fmt.Errorf("export %s: %w", id, explain(err, p))
 	}
 	if e.Transform != nil {
 		doc, err := e.Transform(buf.Bytes(), id)
@@ -249,7 +250,7 @@ func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.Us
 	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM %s i LEFT JOIN %s u ON u.id = i.user_id ORDER BY i.id`,
 		identityColumns, ident(t.Identities), ident(t.Users)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("people: %w", err)
+		return nil, nil, fmt.Errorf("people: %w", explain(err, p))
 	}
 	ids, err := pgx.CollectRows(rows, identityRow)
 	if err != nil {
@@ -277,3 +278,21 @@ func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.Us
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// explain adds what to check to the database errors that mean the
+// database is not what the profile describes. An export reads a product's
+// own database, so the fix is not to create tables but to point at the
+// right database, or to use the profile that matches it.
+func explain(err error, p *schema.Profile) error {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return err
+	}
+	switch pg.Code {
+	case "42P01": // undefined_table
+		return fmt.Errorf("%w: the database lacks the tables of profile %s: is --database-url the product's database? `recorder schema --profile %[2]s` prints the tables it expects", err, p.Name)
+	case "42703": // undefined_column
+		return fmt.Errorf("%w: the database's tables differ from profile %s: the product's schema may be newer or older than the profile; `recorder schema --profile %[2]s` prints what it expects", err, p.Name)
+	}
+	return err
+}

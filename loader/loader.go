@@ -48,7 +48,14 @@ type Options struct {
 	ThroughReply string
 	// File names the input in errors.
 	File string
+	// Progress, if set, is told how many rows have been read so far:
+	// every ProgressEvery rows and once at the end, from the goroutine
+	// that called Load. A file streams, so its total is not known ahead.
+	Progress func(rows int)
 }
+
+// ProgressEvery is how many rows pass between calls of Options.Progress.
+const ProgressEvery = 1000
 
 // Result describes one load.
 type Result struct {
@@ -146,6 +153,9 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 			return nil, fmt.Errorf("%s: %w", fileOr(opts.File), ErrNeedConversationID)
 		}
 	}
+	if opts.Progress != nil {
+		rows = counted(rows, opts.Progress)
+	}
 	res := &Result{File: opts.File, ConversationID: id}
 	if err := l.write(ctx, p, h, rows, res); err != nil {
 		return res, err
@@ -155,6 +165,25 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 
 // source yields the rows to load, then io.EOF.
 type source func() (history.Event, error)
+
+// counted tells progress how many rows next has yielded, every
+// ProgressEvery and at the end.
+func counted(next source, progress func(int)) source {
+	n := 0
+	return func() (history.Event, error) {
+		ev, err := next()
+		switch {
+		case err == io.EOF:
+			progress(n)
+		case err == nil:
+			n++
+			if n%ProgressEvery == 0 {
+				progress(n)
+			}
+		}
+		return ev, err
+	}
+}
 
 // rowSource streams the reader's rows, skipping uncopied types.
 func rowSource(hr *history.Reader, p *schema.Profile) source {

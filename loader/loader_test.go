@@ -341,10 +341,10 @@ func TestLoadCancelledWritesNothing(t *testing.T) {
 		done <- err
 	}()
 	// Send half the file, then cancel while the load waits for the rest.
+	// A pipe's Write returns once the load has read it all.
 	if _, err := pw.Write(data[:len(data)/2]); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
 	case err = <-done:
@@ -387,5 +387,32 @@ func assertEmpty(t *testing.T, db *pgx.Conn) {
 		if n := count(t, db, "SELECT count(*) FROM "+table); n != 0 {
 			t.Errorf("%s has %d rows after a failed load; want none", table, n)
 		}
+	}
+}
+
+func TestLoadReportsProgress(t *testing.T) {
+	conv := juniortest.Long(2500)
+	rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}, Events: conv.Events}
+	var buf bytes.Buffer
+	if err := history.Write(&buf, rec); err != nil {
+		t.Fatal(err)
+	}
+	_, db := juniortest.Database(t)
+	var got []int
+	res, err := (&Loader{DB: db}).Load(context.Background(), &buf, Options{ConversationID: "local:web:progress",
+		Progress: func(rows int) { got = append(got, rows) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Events < 2*ProgressEvery {
+		t.Fatalf("%d rows: too few to show progress", res.Events)
+	}
+	var want []int
+	for n := ProgressEvery; n <= res.Events; n += ProgressEvery {
+		want = append(want, n)
+	}
+	want = append(want, res.Events)
+	if !slices.Equal(got, want) {
+		t.Fatalf("progress %v; want %v", got, want)
 	}
 }

@@ -117,8 +117,10 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 		return cli.Usagef("-o is for --conversation; a bulk export writes to --out-dir")
 	case f.conversation == "" && f.outDir == "" && selections > 0:
 		return cli.Usagef("a bulk export needs --out-dir")
-	case f.idsFile != "" && (f.until != "" || f.surface != "" || f.limit != 0):
-		return cli.Usagef("--until, --surface and --limit filter --since or --all, not --ids-file")
+	case (f.idsFile != "" || f.conversation != "" || selections == 0) && (f.until != "" || f.surface != "" || f.limit != 0):
+		return cli.Usagef("--until, --surface and --limit filter --since or --all, not --conversation or --ids-file")
+	case f.limit < 0:
+		return cli.Usagef("--limit %d: give a positive number of conversations, or leave it out for all", f.limit)
 	}
 	filter := export.Filter{Limit: f.limit}
 	var err error
@@ -153,14 +155,14 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	ctx := cmd.Context()
 	conn, err := f.db.connect(ctx, e)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, "nothing written")
 	}
 	defer conn.Close(ctx)
 	ex := &export.Exporter{DB: conn, Profile: p, WithIdentities: f.withIdentities}
 	if f.people != "" {
 		n, err := writePeople(ctx, ex, p.Name, f.people)
 		if err != nil {
-			return err
+			return interrupted(ctx, err, "nothing written")
 		}
 		fmt.Fprintf(e.stderr, "recorder: wrote %d people to %s (personal data: keep it out of git)\n", n, f.people)
 		if selections == 0 {
@@ -169,36 +171,75 @@ func (f *exportFlags) run(cmd *cobra.Command, e *env) error {
 	}
 	if f.sanitize {
 		if err := f.addSanitizer(ctx, ex, e); err != nil {
-			return err
+			return interrupted(ctx, err, "nothing written")
 		}
 	}
 
 	if f.conversation != "" {
 		if f.output == "" {
 			_, err := ex.Export(ctx, f.conversation, e.stdout)
-			return err
+			return interrupted(ctx, err, "the output is incomplete")
 		}
 		mode := os.FileMode(0o600)
 		if f.sanitize {
 			mode = 0o644
 		}
-		return atomicfile.Write(f.output, mode, func(w io.Writer) error {
+		return interrupted(ctx, atomicfile.Write(f.output, mode, func(w io.Writer) error {
 			_, err := ex.Export(ctx, f.conversation, w)
 			return err
-		})
+		}), "nothing written")
 	}
 	if ids == nil {
 		if ids, err = ex.Select(ctx, filter); err != nil {
-			return err
+			return interrupted(ctx, err, "nothing written")
+		}
+		if len(ids) == 0 {
+			fmt.Fprintf(e.stderr, "recorder: no conversation matches %s; nothing written\n", f.describe())
+			return nil
 		}
 	}
 	if err := os.MkdirAll(f.outDir, 0o700); err != nil {
 		return err
 	}
-	progress := f.progress(e)
-	_, err = ex.ToDir(ctx, ids, f.outDir, progress)
-	if cli.IsTerminal(e.stderr) && len(ids) > 0 {
+	failed := 0
+	results, err := ex.ToDir(ctx, ids, f.outDir, f.progress(ctx, e, &failed))
+	if cli.IsTerminal(e.stderr) {
 		fmt.Fprintln(e.stderr)
+	}
+	if err == nil {
+		return nil
+	}
+	written := fmt.Sprintf("%d of %d conversations written to %s", len(results), len(ids), f.outDir)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w; %s, the one in progress not", cli.ErrInterrupted, written)
+	}
+	// Each failure is on stderr already, as it happened.
+	if failed < len(ids)-len(results) {
+		return fmt.Errorf("%s; stopped at the error above", written)
+	}
+	return fmt.Errorf("%s; %d failed (above)", written, failed)
+}
+
+// describe says what a bulk export's flags select, for a message.
+func (f *exportFlags) describe() string {
+	var parts []string
+	for _, fl := range []struct{ name, value string }{{"--since", f.since}, {"--until", f.until}, {"--surface", f.surface}} {
+		if fl.value != "" {
+			parts = append(parts, fl.name+" "+fl.value)
+		}
+	}
+	if len(parts) == 0 {
+		return "--all (the database has no conversations)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// interrupted reports err as an interruption, saying what was left undone,
+// when ctx was cancelled: the error then is a consequence, such as a closed
+// connection, that would only mislead.
+func interrupted(ctx context.Context, err error, undone string) error {
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w; %s", cli.ErrInterrupted, undone)
 	}
 	return err
 }
@@ -245,14 +286,18 @@ func (f *exportFlags) addSanitizer(ctx context.Context, ex *export.Exporter, e *
 // progress prints each finished conversation: its file (or a JSON object)
 // on stdout, a counter on stderr when stderr is a terminal, and failures on
 // stderr.
-func (f *exportFlags) progress(e *env) export.Progress {
+func (f *exportFlags) progress(ctx context.Context, e *env, failed *int) export.Progress {
 	tty := cli.IsTerminal(e.stderr)
 	enc := json.NewEncoder(e.stdout)
 	return func(done, total int, id string, res *export.Result, err error) {
 		if tty {
 			fmt.Fprintf(e.stderr, "\rexported %d/%d", done, total)
 		}
+		if err != nil && ctx.Err() != nil {
+			return // an interruption, said once at the end
+		}
 		if err != nil {
+			*failed++
 			if tty {
 				fmt.Fprintln(e.stderr)
 			}

@@ -35,7 +35,8 @@ exported from; a file without one (such as a Junior recording) gets
 local:web:<hash of the file>. FILE "-" reads standard input (then give
 --conversation-id unless the input carries its source id).
 
-It prints each loaded conversation id, or with --json one object per file.`,
+It prints each loaded conversation id, or with --json one object per file;
+on a terminal, a file of thousands of rows shows a counter on stderr.`,
 		Example: `  recorder load --database-url postgres://localhost/agent_test recordings/samples/slack-thread.json
   recorder load --conversation-id local:web:fork-test --through-reply turn_m1:assistant:1 launch.json
   recorder export --conversation local:web:4f1c | recorder load --conversation-id local:web:copy -`,
@@ -66,12 +67,25 @@ It prints each loaded conversation id, or with --json one object per file.`,
 			var failed []error
 			for _, file := range args {
 				opts := loader.Options{ConversationID: id, ThroughReply: throughReply}
+				shown := false
+				if cli.IsTerminal(e.stderr) {
+					// A large file takes a while: a counter, for a person.
+					opts.Progress = func(rows int) {
+						if rows >= loader.ProgressEvery || shown {
+							fmt.Fprintf(e.stderr, "\rloading %s: %d rows", file, rows)
+							shown = true
+						}
+					}
+				}
 				var res *loader.Result
 				if file == "-" {
 					opts.File = "<stdin>"
 					res, err = l.Load(ctx, e.stdin, opts)
 				} else {
 					res, err = l.LoadFile(ctx, file, opts)
+				}
+				if shown {
+					fmt.Fprintln(e.stderr)
 				}
 				switch {
 				case errors.Is(err, loader.ErrNeedConversationID), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR):

@@ -59,11 +59,17 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if ctx.Err() != nil {
-		// A signal: the command has said what it left undone.
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.Cause(ctx)) {
+		// A signal. A command that knows what it left undone says so;
+		// an error that is only the cancellation is not news.
+		switch {
+		case errors.Is(err, cli.ErrInterrupted):
 			fmt.Fprintf(stderr, "recorder: %v\n", err)
+		case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.Cause(ctx)):
+			fmt.Fprintf(stderr, "recorder: %v\n", err)
+			fallthrough
+		default:
+			fmt.Fprintln(stderr, "recorder: interrupted")
 		}
-		fmt.Fprintf(stderr, "recorder: interrupted (%v)\n", context.Cause(ctx))
 		return cli.ExitInterrupted
 	}
 	if err == nil {

@@ -150,6 +150,10 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	missingOut := filepath.Join(dir, "missing.json")
+	noTables := pgtest.NewDatabase(t)
+	idsFile := filepath.Join(t.TempDir(), "ids.txt")
+	os.WriteFile(idsFile, []byte("slack:CNONE:1.1\nslack:CNONE:2.2\n"), 0o600)
+	bulkDir := filepath.Join(t.TempDir(), "out")
 	t.Setenv("DATABASE_URL", "")
 	tests := []struct {
 		name string
@@ -169,9 +173,20 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bulk without dir", []string{"export", "--all"}, 2, []string{"--out-dir"}},
 		{"bad since", []string{"export", "--since", "yesterday", "--out-dir", dir}, 2, []string{"--since", "yesterday"}},
 		{"bad surface", []string{"export", "--all", "--surface", "teams", "--out-dir", dir}, 2, []string{"teams"}},
+		{"limit with one conversation", []string{"export", "--conversation", "x", "--limit", "3"}, 2, []string{"--limit", "--conversation"}},
+		{"negative limit", []string{"export", "--all", "--limit", "-1", "--out-dir", dir}, 2, []string{"--limit -1", "positive"}},
+		{"matches nothing", []string{"export", "--database-url", dbURL, "--since", "2h", "--surface", "web", "--out-dir", dir}, 0,
+			[]string{"no conversation matches --since 2h --surface web; nothing written"}},
+		{"not the product's database", []string{"export", "--database-url", noTables, "--conversation", "x"}, 1,
+			[]string{"lacks the tables of profile junior", "--database-url", "recorder schema"}},
+		{"not the product's database, bulk", []string{"export", "--database-url", noTables, "--all", "--out-dir", dir}, 1,
+			[]string{"lacks the tables of profile junior"}},
+		{"bulk failures", []string{"export", "--database-url", dbURL, "--ids-file", idsFile, "--out-dir", bulkDir}, 1,
+			[]string{"export slack:CNONE:1.1: conversation not found", "export slack:CNONE:2.2: conversation not found",
+				"0 of 2 conversations written to " + bulkDir + "; 2 failed (above)"}},
 		{"load nothing", []string{"load"}, 2, []string{"FILE"}},
 		{"id for two files", []string{"load", "--conversation-id", "x", "a", "b"}, 2, []string{"one FILE"}},
-		{"wrong version", []string{"load", "--database-url", dbURL, badVersion}, 2, []string{badVersion, "version", "not supported"}},
+		{"wrong version", []string{"load", "--database-url", dbURL, badVersion}, 2, []string{badVersion, "version: 2 is not supported"}},
 		{"unknown profile", []string{"load", "--database-url", dbURL, "--profile", "zendesk", badVersion}, 2, []string{"unknown schema profile", "junior"}},
 		{"missing file", []string{"load", "--database-url", dbURL, filepath.Join(dir, "nope.json")}, 2, []string{"nope.json", "no such file"}},
 	}
@@ -182,8 +197,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 				t.Errorf("exit code %d; want %d (stderr %q)", r.code, tt.code, r.stderr)
 			}
 			for _, s := range tt.says {
-				if !strings.Contains(r.stderr, s) {
-					t.Errorf("stderr %q lacks %q", r.stderr, s)
+				if n := strings.Count(r.stderr, s); n != 1 {
+					t.Errorf("stderr %q has %q %d times; want once", r.stderr, s, n)
 				}
 			}
 		})

@@ -25,6 +25,10 @@ func (u UsageError) Unwrap() error { return u.Err }
 // Usagef returns a UsageError.
 func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(format, args...)} }
 
+// ErrInterrupted marks the error of a command a signal stopped; what
+// wraps it says what was left undone.
+var ErrInterrupted = errors.New("interrupted")
+
 // ExitInterrupted is the exit code of a command a signal stopped, as a
 // shell reports one that SIGINT killed.
 const ExitInterrupted = 130
@@ -35,6 +39,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, ErrInterrupted):
+		return ExitInterrupted
 	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):
 		return 2
 	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"),

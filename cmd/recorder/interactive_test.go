@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/internal/juniortest"
 )
 
 // stderrLines is a command's stderr, line by line as it is written.
@@ -288,3 +292,25 @@ func TestProxyBannerOnATerminal(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func TestLoadShowsProgressOnATerminal(t *testing.T) {
+	conv := juniortest.Long(2500)
+	file := filepath.Join(t.TempDir(), "long.json")
+	var buf bytes.Buffer
+	if err := history.Write(&buf, &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}, Events: conv.Events}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, buf.Bytes(), 0o600)
+	dbURL, _ := juniortest.Database(t)
+	tty, screen := openTerminal(t)
+	seen := newStderrLines()
+	go io.Copy(seen, screen)
+	var out strings.Builder
+	if code := run(context.Background(), []string{"load", "--database-url", dbURL, "--conversation-id", "local:web:long", file}, strings.NewReader(""), &out, tty); code != 0 {
+		t.Fatalf("load: exit %d", code)
+	}
+	seen.waitFor(t, "loading "+file+": 2000 rows")
+	if out.String() != "local:web:long\n" {
+		t.Fatalf("stdout %q", out.String())
+	}
+}
