@@ -120,7 +120,7 @@ func recordThenReplay(t *testing.T, call func(t *testing.T, client *http.Client,
 	}
 	up.Close()
 	before := hits.Load()
-	p.Mode = ModeReplay
+	p, client = restart(t, up, p, func(p *Proxy) { p.Mode = ModeReplay })
 	replayed := call(t, client, up.URL)
 	if replayed != live || hits.Load() != before || p.Stats().Replayed != 1 {
 		t.Fatalf("replay saw %q; live saw %q (upstream hits %d -> %d)", replayed, live, before, hits.Load())

@@ -75,10 +75,10 @@ func (p *Proxy) Control(token string) http.Handler {
 	})
 	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Stats()) })
 	mux.HandleFunc("GET /v1/slack/calls", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"calls": p.Slack.Calls(r.URL.Query().Get("method")), "unknown": p.Slack.Unknown()})
+		writeJSON(w, map[string]any{"calls": p.c.slack.Calls(r.URL.Query().Get("method")), "unknown": p.c.slack.Unknown()})
 	})
 	mux.HandleFunc("GET /v1/slack/channels/{id}/messages", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, p.Slack.Messages(r.PathValue("id")))
+		writeJSON(w, p.c.slack.Messages(r.PathValue("id")))
 	})
 	mux.HandleFunc("POST /v1/slack/seed", func(w http.ResponseWriter, r *http.Request) {
 		var seed struct {
@@ -95,17 +95,17 @@ func (p *Proxy) Control(token string) http.Handler {
 			return
 		}
 		for _, u := range seed.Users {
-			p.Slack.AddUser(u)
+			p.c.slack.AddUser(u)
 		}
 		for _, c := range seed.Channels {
-			p.Slack.AddChannel(c)
+			p.c.slack.AddChannel(c)
 		}
 		var added []slack.Message
 		for _, m := range seed.Messages {
-			added = append(added, p.Slack.AddMessage(m.Channel, m.Message))
+			added = append(added, p.c.slack.AddMessage(m.Channel, m.Message))
 		}
 		for _, s := range seed.Subscribe {
-			p.Slack.Subscribe(s.Channel, s.ThreadTS)
+			p.c.slack.Subscribe(s.Channel, s.ThreadTS)
 		}
 		writeJSON(w, map[string]any{"messages": added})
 	})
@@ -123,9 +123,9 @@ func (p *Proxy) Control(token string) http.Handler {
 			return
 		}
 		if q.Error == "ratelimited" {
-			p.Slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
+			p.c.slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
 		} else {
-			p.Slack.QueueError(q.Method, q.Error, q.Extra)
+			p.c.slack.QueueError(q.Method, q.Error, q.Extra)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

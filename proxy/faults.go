@@ -187,7 +187,7 @@ func (p *Proxy) rejection(req *http.Request, d wire.Dialect, f *Fault) *http.Res
 		body = map[string]any{"error": e}
 	}
 	b, _ := json.Marshal(body)
-	resp := p.text(req, status, "fault", string(b))
+	resp := p.text(req, status, OutcomeFault, string(b))
 	retryAfter(resp.Header, f.RetryAfterMs)
 	return resp
 }
@@ -205,7 +205,7 @@ func (p *Proxy) slackFault(req *http.Request, f *Fault) *http.Response {
 	if f.SlackError == "ratelimited" {
 		status = http.StatusTooManyRequests
 	}
-	resp := p.text(req, status, "fault", body)
+	resp := p.text(req, status, OutcomeFault, body)
 	resp.Header.Set("Content-Type", "application/json; charset=utf-8")
 	if status == http.StatusTooManyRequests {
 		ms := f.RetryAfterMs

@@ -201,7 +201,7 @@ func (o *observation) deliver(h Handler, ev Event) error {
 		h(o.ctx, ev)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(o.ctx, o.p.HoldTimeout)
+	ctx, cancel := context.WithTimeout(o.ctx, o.p.c.holdTimeout)
 	defer cancel()
 	h(ctx, ev)
 	if ctx.Err() == nil {
@@ -210,7 +210,7 @@ func (o *observation) deliver(h Handler, ev Event) error {
 	if err := o.ctx.Err(); err != nil {
 		return context.Cause(o.ctx)
 	}
-	return &HoldExpiredError{Event: ev.Type, After: o.p.HoldTimeout, Request: ev.Method + " " + ev.URL}
+	return &HoldExpiredError{Event: ev.Type, After: o.p.c.holdTimeout, Request: ev.Method + " " + ev.URL}
 }
 
 // replyMethods are the Slack methods that deliver a message.
@@ -250,7 +250,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 	}
 	if dialect != "" {
 		m := wire.ParseRequest(dialect, req.Header, body)
-		if err := o.emit(Event{Type: EventModelRequest, Model: &m, Purpose: p.Classify(m)}); err != nil {
+		if err := o.emit(Event{Type: EventModelRequest, Model: &m, Purpose: p.c.classify(m)}); err != nil {
 			return fail(err)
 		}
 	}

@@ -258,8 +258,9 @@ func TestModelRequestHoldLetsTheTestActFirst(t *testing.T) {
 		io.WriteString(w, `{"id":"msg_1","type":"message","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
 	}))
 	defer up.Close()
-	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
-	p.Slack = mock
+	p, hc := frontWith(t, up, func(p *Proxy) {
+		p.Mode, p.Rules, p.Slack = ModePassthrough, []Rule{{Name: "model", URLPrefix: up.URL + "/"}}, mock
+	})
 	defer p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventModelRequest {
 			time.Sleep(50 * time.Millisecond)
@@ -324,8 +325,9 @@ func TestHoldExpires(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
 	defer up.Close()
-	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
-	p.HoldTimeout = 100 * time.Millisecond
+	p, hc := frontWith(t, up, func(p *Proxy) {
+		p.Mode, p.Rules, p.HoldTimeout = ModePassthrough, []Rule{{Name: "model", URLPrefix: up.URL + "/"}}, 100*time.Millisecond
+	})
 	unsubscribe := p.Subscribe(func(ctx context.Context, ev Event) {
 		if ev.Type == EventModelRequest {
 			<-ctx.Done()
@@ -399,8 +401,8 @@ func TestControlEvents(t *testing.T) {
 		t.Fatal("the event stream did not open")
 	}
 
-	p.Slack.AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
-	p.Slack.AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})
+	p.SlackMock().AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
+	p.SlackMock().AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})
 	answered := make(chan time.Time, 1)
 	go func() {
 		r, err := hc.PostForm(up.URL+"/api/chat.postMessage", map[string][]string{"token": {"xoxb-1"}, "channel": {"C0EVAL0001"}, "thread_ts": {"1790000000.000100"}, "text": {"Done: it shipped."}})
@@ -439,8 +441,8 @@ func TestControlEvents(t *testing.T) {
 	if code := release(reply.ID); code != http.StatusNotFound {
 		t.Fatalf("second release: %d", code)
 	}
-	if len(p.Slack.Messages("C0EVAL0001")) != 2 {
-		t.Fatalf("the mock does not have the reply: %+v %v", p.Slack.Calls(""), p.Slack.Messages("C0EVAL0001"))
+	if len(p.SlackMock().Messages("C0EVAL0001")) != 2 {
+		t.Fatalf("the mock does not have the reply: %+v %v", p.SlackMock().Calls(""), p.SlackMock().Messages("C0EVAL0001"))
 	}
 }
 
@@ -549,7 +551,7 @@ func TestProgressOfAReplay(t *testing.T) {
 			t.Fatal("not recorded")
 		}
 	}
-	p.Mode = ModeReplay
+	p, hc = restart(t, up, p, func(p *Proxy) { p.Mode = ModeReplay })
 	var replayed recorder
 	defer p.Subscribe(replayed.handle)()
 	sdkCalls["anthropic"](t, hc, up.URL)

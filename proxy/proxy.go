@@ -53,8 +53,28 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown mode %q: use auto, replay, record, passthrough or mock", s)
 }
 
-// Header is the response header that says what the proxy did.
+// Header is the response header that says what the proxy did: an Outcome.
 const Header = "X-Agentvcr"
+
+// Outcome is what the proxy did with a request, as its response's Header
+// says.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeReplayed    Outcome = "replayed"    // answered from a recording
+	OutcomeRecorded    Outcome = "recorded"    // went live, and the response is recorded
+	OutcomeLive        Outcome = "live"        // went live, not recorded: a 429 or 5xx, or the upstream failed
+	OutcomeMissed      Outcome = "missed"      // no recording in replay: 412, nothing went live
+	OutcomePassthrough Outcome = "passthrough" // went live, nothing written: a rule in mode passthrough, or no rule
+	OutcomeMocked      Outcome = "mocked"      // answered by the Slack mock
+	OutcomeFault       Outcome = "fault"       // answered by an injected fault
+	OutcomeRefused     Outcome = "refused"     // off the allow list: 403
+)
+
+// OutcomeOf returns the outcome resp's Header says; "" when the proxy did
+// not answer it (a tunnelled origin).
+func OutcomeOf(resp *http.Response) Outcome { return Outcome(resp.Header.Get(Header)) }
 
 // Rule matches requests and says how to record and replay them.
 type Rule struct {
@@ -118,8 +138,11 @@ type Timing struct {
 	Scale float64
 }
 
-// Proxy records and replays the HTTPS traffic of an agent. Set the fields,
-// then serve it; it must not be changed while serving.
+// Proxy records and replays the HTTPS traffic of an agent. Its exported
+// fields are configuration: set them, then call Start or serve it. Start
+// reads them once, filling in defaults where they are zero, and a later
+// change has no effect; to run with another configuration, start another
+// Proxy on the same Dir.
 type Proxy struct {
 	// CA signs the certificates the proxy shows the agent. Required: the
 	// proxy never uses goproxy's built-in CA, whose key is public.
@@ -168,6 +191,7 @@ type Proxy struct {
 
 	once    sync.Once
 	initErr error
+	c       config // the fields above as Start read them, defaults filled
 	server  *goproxy.ProxyHttpServer
 	mu      sync.Mutex
 	rules   []*ruleState // Rules, then one rule per allowed origin
@@ -180,6 +204,38 @@ type Proxy struct {
 	injected faults
 	writer   *cassetteWriter
 	inflight flights
+}
+
+// config is a proxy's configuration as Start read it, with the defaults
+// filled in. The exported fields are read once, so that a caller who
+// changes one later changes nothing half-way.
+type config struct {
+	mode                Mode
+	maxRecord           int
+	slack               *slack.Mock
+	holdTimeout         time.Duration
+	classify            func(wire.Request) string
+	upstream            http.RoundTripper
+	timing              Timing
+	dir                 string
+	log                 *slog.Logger
+	allow               []string
+	passthroughUnlisted bool
+	ca                  *ca.Authority
+}
+
+// The defaults of MaxRecord and HoldTimeout.
+const (
+	defaultMaxRecord   = 32 << 20
+	defaultHoldTimeout = 60 * time.Second
+)
+
+// SlackMock returns the Slack mock the proxy serves rules in mode mock
+// with: Slack, or the one Start made when Slack was nil. Tests seed it and
+// read back what the agent did.
+func (p *Proxy) SlackMock() *slack.Mock {
+	p.init()
+	return p.c.slack
 }
 
 type ruleState struct {
@@ -221,23 +277,26 @@ func (p *Proxy) setup() error {
 	if p.CA == nil {
 		return ErrBuiltinCA
 	}
-	if p.Mode == "" {
-		p.Mode = ModeAuto
+	c := config{mode: p.Mode, maxRecord: p.MaxRecord, slack: p.Slack, holdTimeout: p.HoldTimeout, classify: p.Classify,
+		upstream: p.Upstream, timing: p.Timing, dir: p.Dir, log: p.Log, allow: slices.Clone(p.Allow),
+		passthroughUnlisted: p.PassthroughUnlisted, ca: p.CA}
+	if c.mode == "" {
+		c.mode = ModeAuto
 	}
-	if p.MaxRecord == 0 {
-		p.MaxRecord = 32 << 20
+	if c.maxRecord == 0 {
+		c.maxRecord = defaultMaxRecord
 	}
-	if p.Slack == nil {
-		p.Slack = slack.New()
+	if c.slack == nil {
+		c.slack = slack.New()
 	}
-	if p.HoldTimeout == 0 {
-		p.HoldTimeout = 60 * time.Second
+	if c.holdTimeout == 0 {
+		c.holdTimeout = defaultHoldTimeout
 	}
-	if p.Classify == nil {
-		p.Classify = DefaultClassify
+	if c.classify == nil {
+		c.classify = DefaultClassify
 	}
-	if p.Upstream == nil {
-		p.Upstream = &http.Transport{
+	if c.upstream == nil {
+		c.upstream = &http.Transport{
 			Proxy:               nil,
 			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
 			ForceAttemptHTTP2:   true,
@@ -248,13 +307,14 @@ func (p *Proxy) setup() error {
 			ResponseHeaderTimeout: 5 * time.Minute,
 		}
 	}
-	for _, o := range p.Allow {
+	for _, o := range c.allow {
 		if _, err := ParseOrigin(o); err != nil {
 			return fmt.Errorf("proxy: allow: %w", err)
 		}
 	}
+	p.c = c
 	rules := append([]Rule(nil), p.Rules...)
-	for _, o := range p.Allow {
+	for _, o := range c.allow {
 		rules = append(rules, Rule{Name: originRule(o), URLPrefix: strings.TrimSuffix(o, "/") + "/"})
 	}
 	for _, r := range rules {
@@ -266,7 +326,7 @@ func (p *Proxy) setup() error {
 			return err
 		}
 		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders, Values: values}, index: cassette.NewIndex(),
-			cassette: &cassette.Cassette{Version: cassette.FormatVersion}, path: filepath.Join(p.Dir, r.Name+".yaml")}
+			cassette: &cassette.Cassette{Version: cassette.FormatVersion}, path: filepath.Join(p.c.dir, r.Name+".yaml")}
 		if c, err := cassette.Load(st.path); err == nil {
 			st.cassette = c
 			for _, in := range c.Interactions {
@@ -287,27 +347,27 @@ func (p *Proxy) setup() error {
 		if wt, ok := ctx.Req.Context().Value(connKey{}).(*watch); ok {
 			ctx.UserData = wt
 		}
-		if !p.allowed("https://"+host) && p.PassthroughUnlisted {
+		if !p.allowed("https://"+host) && p.c.passthroughUnlisted {
 			p.count(func(s *Stats) { s.Passthrough++ })
-			p.log(slog.LevelInfo, "tunnel", slog.String("host", host), slog.String("outcome", "passthrough"))
+			p.log(slog.LevelInfo, "tunnel", slog.String("host", host), slog.String("outcome", string(OutcomePassthrough)))
 			return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
 		}
 		// Unlisted origins are intercepted too, so that the refusal can
 		// be an HTTP response that says what to do.
 		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
-			return p.CA.TLSConfig(stripPort(host)), nil
+			return p.c.ca.TLSConfig(stripPort(host)), nil
 		}}, host
 	})
 	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 		if o := origin(req.URL); !p.allowed(o) {
-			if p.PassthroughUnlisted {
+			if p.c.passthroughUnlisted {
 				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-					return p.exchange(r, func() (*http.Response, error) { return p.live(r, "passthrough") })
+					return p.exchange(r, func() (*http.Response, error) { return p.passthrough(r) })
 				})
 				return req, nil
 			}
 			p.count(func(s *Stats) { s.Refused++ })
-			resp := p.text(req, http.StatusForbidden, "refused", fmt.Sprintf(
+			resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
 				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
 			p.logExchange(req, resp, time.Now())
 			return req, resp
@@ -356,7 +416,7 @@ func (p *Proxy) count(f func(*Stats)) {
 }
 
 func (p *Proxy) allowed(o string) bool {
-	for _, a := range p.Allow {
+	for _, a := range p.c.allow {
 		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) || strings.EqualFold(strings.TrimSuffix(a, "/"), strings.TrimSuffix(o, ":443")) {
 			return true
 		}
@@ -396,8 +456,8 @@ func originRule(o string) string {
 }
 
 func (p *Proxy) log(level slog.Level, msg string, attrs ...slog.Attr) {
-	if p.Log != nil {
-		p.Log.LogAttrs(context.Background(), level, msg, attrs...)
+	if p.c.log != nil {
+		p.c.log.LogAttrs(context.Background(), level, msg, attrs...)
 	}
 }
 
@@ -411,13 +471,13 @@ func request(method, rawURL, rule string) slog.Attr {
 func (p *Proxy) warnEmptyReplay() {
 	replaying, recorded := false, 0
 	for _, st := range p.rules {
-		if st.rule.Mode == ModeReplay || st.rule.Mode == "" && p.Mode == ModeReplay {
+		if st.rule.Mode == ModeReplay || st.rule.Mode == "" && p.c.mode == ModeReplay {
 			replaying = true
 			recorded += len(st.cassette.Interactions)
 		}
 	}
 	if replaying && recorded == 0 {
-		p.log(slog.LevelWarn, "replay with no recordings: every request will miss; record them first in mode auto or record", slog.String("dir", p.Dir))
+		p.log(slog.LevelWarn, "replay with no recordings: every request will miss; record them first in mode auto or record", slog.String("dir", p.c.dir))
 	}
 }
 
@@ -436,7 +496,7 @@ func (p *Proxy) exchange(req *http.Request, roundTrip func() (*http.Response, er
 }
 
 func (p *Proxy) logExchange(req *http.Request, resp *http.Response, start time.Time) {
-	if p.Log == nil || !p.Log.Enabled(context.Background(), slog.LevelInfo) {
+	if p.c.log == nil || !p.c.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	rule := ""
@@ -451,20 +511,20 @@ func (p *Proxy) logExchange(req *http.Request, resp *http.Response, start time.T
 // when no rule matched).
 func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) {
 	if st == nil {
-		return p.live(req, "passthrough")
+		return p.passthrough(req)
 	}
 	mode := st.rule.Mode
 	if mode == "" {
-		mode = p.Mode
+		mode = p.c.mode
 	}
 	if mode == ModePassthrough {
-		return p.live(req, "passthrough")
+		return p.passthrough(req)
 	}
 	if mode == ModeMock {
 		rec := httptest.NewRecorder()
-		p.Slack.ServeHTTP(rec, req)
+		p.c.slack.ServeHTTP(rec, req)
 		resp := rec.Result()
-		resp.Header.Set(Header, "mocked")
+		resp.Header.Set(Header, string(OutcomeMocked))
 		p.count(func(s *Stats) { s.Mocked++ })
 		return resp, nil
 	}
@@ -491,7 +551,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			p.log(slog.LevelWarn, "missed: no recording matches", request(req.Method, req.URL.String(), st.rule.Name),
 				slog.Int("nearest", miss.NearestID), slog.Any("differs", miss.Differ))
 			b, _ := json.MarshalIndent(map[string]any{"error": "agentvcr proxy: no recording matches this request, and the mode is replay: nothing went live", "miss": miss}, "", "  ")
-			return p.text(req, http.StatusPreconditionFailed, "missed", string(b)+"\n"), nil
+			return p.text(req, http.StatusPreconditionFailed, OutcomeMissed, string(b)+"\n"), nil
 		}
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
@@ -513,9 +573,9 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		upCancel()
 		return p.upstreamError(req, err), nil
 	}
-	resp.Header.Set(Header, "recorded")
+	resp.Header.Set(Header, string(OutcomeRecorded))
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		resp.Header.Set(Header, "live")
+		resp.Header.Set(Header, string(OutcomeLive))
 		p.count(func(s *Stats) { s.Live++ })
 		p.log(slog.LevelWarn, "not recorded: a 429 or 5xx is never recorded", request(req.Method, req.URL.String(), st.rule.Name), slog.Int("status", resp.StatusCode))
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { stop(); upCancel() }}
@@ -526,7 +586,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 	if sc != nil {
 		settled = sc.start()
 	}
-	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.MaxRecord, drain: drainTimeout,
+	resp.Body = &tee{ReadCloser: resp.Body, start: time.Now(), max: p.c.maxRecord, drain: drainTimeout,
 		cancel: func() { stop(); upCancel(); settled() },
 		done:   func(t *tee) { p.record(st, sc, &creq, resp, t); settled() },
 		skip: func(why string) {
@@ -561,27 +621,21 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// live sends a request upstream and says so.
-func (p *Proxy) live(req *http.Request, what string) (*http.Response, error) {
+// passthrough sends a request upstream and writes nothing.
+func (p *Proxy) passthrough(req *http.Request) (*http.Response, error) {
 	resp, err := p.upstream(req)
 	if err != nil {
 		return p.upstreamError(req, err), nil
 	}
-	resp.Header.Set(Header, what)
-	p.count(func(s *Stats) {
-		if what == "passthrough" {
-			s.Passthrough++
-		} else {
-			s.Live++
-		}
-	})
+	resp.Header.Set(Header, string(OutcomePassthrough))
+	p.count(func(s *Stats) { s.Passthrough++ })
 	return resp, nil
 }
 
 func (p *Proxy) upstream(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.RequestURI = ""
-	return p.Upstream.RoundTrip(out)
+	return p.c.upstream.RoundTrip(out)
 }
 
 // upstreamError answers for an upstream that failed: 504 when it timed
@@ -593,18 +647,16 @@ func (p *Proxy) upstreamError(req *http.Request, err error) *http.Response {
 		status = http.StatusGatewayTimeout
 	}
 	p.count(func(s *Stats) { s.Live++ })
-	return p.text(req, status, "live", fmt.Sprintf("agentvcr proxy: upstream %s failed: %v\n", origin(req.URL), err))
+	return p.text(req, status, OutcomeLive, fmt.Sprintf("agentvcr proxy: upstream %s failed: %v\n", origin(req.URL), err))
 }
 
-func (p *Proxy) text(req *http.Request, status int, what, body string) *http.Response {
+func (p *Proxy) text(req *http.Request, status int, what Outcome, body string) *http.Response {
 	ct := "text/plain; charset=utf-8"
 	if strings.HasPrefix(body, "{") {
 		ct = "application/json"
 	}
 	resp := goproxy.NewResponse(req, ct, status, body)
-	if what != "" {
-		resp.Header.Set(Header, what)
-	}
+	resp.Header.Set(Header, string(what))
 	return resp
 }
 
@@ -777,7 +829,7 @@ func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interactio
 	}
 	header.Del("Content-Length")
 	header.Del("Connection")
-	header.Set(Header, "replayed")
+	header.Set(Header, string(OutcomeReplayed))
 	chunks := in.Chunks
 	if len(body) != len(in.Response.Body) || len(chunks) == 0 {
 		chunks = []cassette.Chunk{{End: len(body)}}
@@ -789,7 +841,7 @@ func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interactio
 	return &http.Response{
 		Status: status, StatusCode: in.Response.Code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: header, ContentLength: contentLength, Request: req,
-		Body: &chunkReader{ctx: req.Context(), body: body, chunks: chunks, scale: p.Timing.Scale, start: time.Now()},
+		Body: &chunkReader{ctx: req.Context(), body: body, chunks: chunks, scale: p.c.timing.Scale, start: time.Now()},
 	}
 }
 

@@ -92,6 +92,13 @@ func newRig(t *testing.T, mode Mode, dir string) *rig {
 // its CA.
 func front(t *testing.T, upstream *httptest.Server, mode Mode, dir string, rules ...Rule) (*Proxy, *http.Client) {
 	t.Helper()
+	return frontWith(t, upstream, func(p *Proxy) { p.Mode, p.Dir, p.Rules = mode, dir, rules })
+}
+
+// frontWith is front with the proxy's configuration set by configure,
+// before it starts.
+func frontWith(t *testing.T, upstream *httptest.Server, configure func(*Proxy)) (*Proxy, *http.Client) {
+	t.Helper()
 	authority, err := ca.Load(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +106,8 @@ func front(t *testing.T, upstream *httptest.Server, mode Mode, dir string, rules
 	tr := upstream.Client().Transport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.ResponseHeaderTimeout = 2 * time.Second
-	p := &Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: mode, Dir: dir, Upstream: tr, Rules: rules}
+	p := &Proxy{CA: authority, Allow: []string{upstream.URL}, Upstream: tr}
+	configure(p)
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +119,28 @@ func front(t *testing.T, upstream *httptest.Server, mode Mode, dir string, rules
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	t.Cleanup(client.CloseIdleConnections)
 	return p, client
+}
+
+// restart writes what old recorded and starts the next run: a proxy
+// configured as old was, on its cassettes, changed by change.
+func restart(t *testing.T, upstream *httptest.Server, old *Proxy, change func(*Proxy)) (*Proxy, *http.Client) {
+	t.Helper()
+	if err := old.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return frontWith(t, upstream, func(p *Proxy) {
+		p.Allow, p.PassthroughUnlisted, p.Rules, p.Mode, p.Dir = old.Allow, old.PassthroughUnlisted, old.Rules, old.Mode, old.Dir
+		p.Timing, p.MaxRecord, p.Log, p.Slack, p.HoldTimeout, p.Classify = old.Timing, old.MaxRecord, old.Log, old.Slack, old.HoldTimeout, old.Classify
+		change(p)
+	})
+}
+
+// restart starts the rig's next run with change (see restart).
+func (r *rig) restart(t *testing.T, change func(*Proxy)) {
+	t.Helper()
+	r.proxy, r.client = restart(t, r.upstream, r.proxy, change)
+	u, _ := r.client.Transport.(*http.Transport).Proxy(&http.Request{URL: mustParse(r.upstream.URL)})
+	r.front = u.String()
 }
 
 // control is a client of a proxy's control API, as a test in another
@@ -215,7 +245,7 @@ func TestRecordThenReplayWithUpstreamGone(t *testing.T) {
 func TestReplayMissIs412AndNothingGoesLive(t *testing.T) {
 	r := newRig(t, ModeAuto, t.TempDir())
 	r.post(t, "/v1/messages", `{"prompt":"hi","model":"x"}`)
-	r.proxy.Mode = ModeReplay
+	r.restart(t, func(p *Proxy) { p.Mode = ModeReplay })
 	hits := r.hits.Load()
 	resp, body := r.post(t, "/v1/messages", `{"prompt":"bye","model":"x"}`)
 	if resp.StatusCode != http.StatusPreconditionFailed || resp.Header.Get(Header) != "missed" || r.hits.Load() != hits {
@@ -262,14 +292,14 @@ func TestStreamsArriveAsSent(t *testing.T) {
 		return at
 	}
 	arrivals("recorded")
-	r.proxy.Timing = Timing{Scale: 1}
+	r.restart(t, func(p *Proxy) { p.Timing = Timing{Scale: 1} })
 	at := arrivals("replayed")
 	for i := 1; i < len(at); i++ {
 		if gap := at[i] - at[i-1]; gap < 80*time.Millisecond || gap > 120*time.Millisecond {
 			t.Errorf("realtime replay: event %d came %v after the one before; want about 100ms", i, gap)
 		}
 	}
-	r.proxy.Timing = Timing{}
+	r.restart(t, func(p *Proxy) { p.Timing = Timing{} })
 	at = arrivals("replayed")
 	if at[4]-at[0] > 50*time.Millisecond {
 		t.Errorf("fast replay took %v", at[4]-at[0])
@@ -304,7 +334,7 @@ func TestCredentialsNeverWritten(t *testing.T) {
 		}
 	}
 	// The redacted recording still matches the next run's request.
-	r.proxy.Mode = ModeReplay
+	r.restart(t, func(p *Proxy) { p.Mode = ModeReplay })
 	resp, _ = r.post(t, "/v1/messages?api_key=another-key", `{"prompt":"hi"}`, "Authorization", "Bearer other")
 	if resp.Header.Get(Header) != "replayed" {
 		t.Fatalf("redacted recording did not match: %s", resp.Header.Get(Header))
@@ -510,7 +540,7 @@ func TestPassthroughUnlisted(t *testing.T) {
 	r := newRig(t, ModeAuto, t.TempDir())
 	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { w.Write([]byte("tunnelled")) }))
 	defer other.Close()
-	r.proxy.PassthroughUnlisted = true
+	r.restart(t, func(p *Proxy) { p.PassthroughUnlisted = true })
 	// The tunnel is untouched: the client sees the upstream's own
 	// certificate, not one of the proxy's.
 	tr := r.client.Transport.(*http.Transport).Clone()
@@ -566,9 +596,11 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 	}))
 	t.Cleanup(upstream.Close)
 	dir := t.TempDir()
-	p, client := front(t, upstream, ModeRecord, dir, Rule{Name: "model", URLPrefix: upstream.URL + "/"})
 	logs := make(lines, 100)
-	p.Log = slog.New(slog.NewTextHandler(logs, nil))
+	p, client := frontWith(t, upstream, func(p *Proxy) {
+		p.Mode, p.Dir, p.Rules = ModeRecord, dir, []Rule{{Name: "model", URLPrefix: upstream.URL + "/"}}
+		p.Log = slog.New(slog.NewTextHandler(logs, nil))
+	})
 
 	resp, err := client.Post(upstream.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
 	if err != nil {
@@ -593,7 +625,7 @@ func TestStreamRecordedWhenTheAgentHangsUpAfterTheLastEvent(t *testing.T) {
 func TestUnrecordedInteractionsAreLogged(t *testing.T) {
 	r := newRig(t, ModeRecord, t.TempDir())
 	logs := make(lines, 100)
-	r.proxy.Log = slog.New(slog.NewTextHandler(logs, nil))
+	r.restart(t, func(p *Proxy) { p.Log = slog.New(slog.NewTextHandler(logs, nil)) })
 	if resp, err := r.client.Get(r.upstream.URL + "/v1/fail"); err == nil {
 		resp.Body.Close()
 	}
@@ -742,9 +774,11 @@ func TestEachExchangeIsLogged(t *testing.T) {
 		}
 	}
 
-	p, client := front(t, upstream, ModeRecord, dir, Rule{Name: "things", URLPrefix: upstream.URL + "/"})
 	logs := &records{}
-	p.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	rules := []Rule{{Name: "things", URLPrefix: upstream.URL + "/"}}
+	p, client := frontWith(t, upstream, func(p *Proxy) {
+		p.Mode, p.Dir, p.Rules, p.Log = ModeRecord, dir, rules, slog.New(slog.NewJSONHandler(logs, nil))
+	})
 	get(client, upstream.URL+"/v1/things?api_key="+key)
 	if err := p.Flush(); err != nil {
 		t.Fatal(err)
@@ -759,8 +793,7 @@ func TestEachExchangeIsLogged(t *testing.T) {
 	get(client, "https://127.0.0.1:9/elsewhere")
 	check(logs.take("exchange"), 403, "refused")
 
-	p, client = front(t, upstream, ModeReplay, dir, Rule{Name: "things", URLPrefix: upstream.URL + "/"})
-	p.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	_, client = restart(t, upstream, p, func(p *Proxy) { p.Mode = ModeReplay })
 	get(client, upstream.URL+"/v1/things?api_key="+key)
 	check(logs.take("exchange"), 200, "replayed")
 	get(client, upstream.URL+"/v1/things?other=1")
@@ -771,4 +804,25 @@ func TestEachExchangeIsLogged(t *testing.T) {
 		t.Fatalf("records %v; want a miss warning and its exchange", w)
 	}
 	check(logs.take("exchange"), 412, "missed")
+}
+
+func TestConfigurationIsReadOnceAtStart(t *testing.T) {
+	// Start fills in defaults without writing them back, and a field
+	// changed later changes nothing: the proxy keeps replaying, and
+	// nothing goes live.
+	r := newRig(t, ModeReplay, t.TempDir())
+	p := r.proxy
+	if p.HoldTimeout != 0 || p.MaxRecord != 0 || p.Slack != nil || p.Classify != nil {
+		t.Fatalf("Start wrote defaults into the fields: %v %v %v %v", p.HoldTimeout, p.MaxRecord, p.Slack, p.Classify != nil)
+	}
+	if p.SlackMock() == nil {
+		t.Fatal("no Slack mock after Start")
+	}
+	p.Mode = ModeRecord
+	p.Allow = nil
+	resp, _ := r.post(t, "/v1/messages", `{"prompt":"hi"}`)
+	if resp.StatusCode != http.StatusPreconditionFailed || resp.Header.Get(Header) != "missed" || r.hits.Load() != 0 {
+		t.Fatalf("after changing Mode and Allow: %d %s, upstream hits %d; want the start's replay: 412 missed, none",
+			resp.StatusCode, resp.Header.Get(Header), r.hits.Load())
+	}
 }

@@ -105,7 +105,7 @@ func (p *Proxy) BeginScope(name string) error {
 	if err := p.init(); err != nil {
 		return err
 	}
-	unknown := len(p.Slack.Unknown())
+	unknown := len(p.c.slack.Unknown())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.scope != nil {
@@ -128,7 +128,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if sc := p.currentScope(); sc != nil && sc.name == name {
 		sc.settle(settleTimeout)
 	}
-	unknown := p.Slack.Unknown()
+	unknown := p.c.slack.Unknown()
 	p.mu.Lock()
 	res, touched, failed, err := p.endScopeLocked(name, passed, unknown)
 	p.mu.Unlock()

@@ -95,7 +95,7 @@ func (w *cassetteWriter) write(st *ruleState) error {
 	w.p.mu.Lock()
 	c := &cassette.Cassette{Version: cassette.FormatVersion, Interactions: slices.Clone(st.cassette.Interactions)}
 	w.p.mu.Unlock()
-	if err := os.MkdirAll(w.p.Dir, 0o700); err != nil {
+	if err := os.MkdirAll(w.p.c.dir, 0o700); err != nil {
 		return err
 	}
 	if err := c.Write(st.path); err != nil {
