@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/schema"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
@@ -59,7 +60,7 @@ func newCorpus(tb testing.TB, events int) *corpus {
 	juniortest.Insert(tb, conn, conv)
 	c := &corpus{url: url, conn: conn, id: conv.ID, recorder: buildRecorder(tb), psql: psql, dir: tb.TempDir()}
 	for _, e := range conv.Events {
-		if !history.Uncopied(e.Type) {
+		if !juniortest.Uncopied(e.Type) {
 			c.rows++
 		}
 	}
@@ -88,9 +89,10 @@ func buildRecorder(tb testing.TB) string {
 // copiedRows is the SELECT that both export sides read: the copied rows of
 // the conversation, in seq order.
 func (c *corpus) copiedRows() string {
+	junior, _ := schema.Lookup("junior")
 	return fmt.Sprintf(`SELECT seq, type, history_version, schema_version, idempotency_key, created_at, payload, actor_identity_id
 		FROM junior_conversation_events WHERE conversation_id = '%s'
-		AND NOT (type = ANY('{%s}')) ORDER BY seq`, c.id, strings.Join(history.UncopiedTypes(), ","))
+		AND NOT (type = ANY('{%s}')) ORDER BY seq`, c.id, strings.Join(junior.UncopiedTypes, ","))
 }
 
 // measure runs a command to completion and returns its wall time and peak

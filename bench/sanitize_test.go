@@ -38,7 +38,7 @@ func corpusOf(tb testing.TB, size int) ([][]byte, int) {
 		rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface,
 			Exporter: &history.Exporter{Tool: "agentvcr", ConversationID: conv.ID}, Identities: conv.Identities}}
 		for _, e := range conv.Events {
-			if !history.Uncopied(e.Type) {
+			if !juniortest.Uncopied(e.Type) {
 				rec.Events = append(rec.Events, e)
 			}
 		}

@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func copied(events []history.Event) []history.Event {
-	return slices.DeleteFunc(slices.Clone(events), func(e history.Event) bool { return history.Uncopied(e.Type) })
+	return slices.DeleteFunc(slices.Clone(events), func(e history.Event) bool { return juniortest.Uncopied(e.Type) })
 }
 
 func TestExportKeepsRowsAndDropsUncopied(t *testing.T) {

@@ -53,13 +53,14 @@ func (e *CutError) Unwrap() error { return e.Err }
 // The boundary is the assistant_message row with idempotency key
 // message:<messageID>:agent; the cutoff is the later of it and the visible
 // assistant message row of that reply. Every row up to the cutoff is copied
-// except the types a fork never copies (Uncopied); after the cutoff, the
+// except the types the product's fork never copies (those uncopied reports:
+// schema.Profile.Uncopied); after the cutoff, the
 // message_updated and message_handled rows of copied messages and the
 // turn_completed and turn_failed rows of copied turns are copied too, so
 // nothing stays open. historyVersion is capped at the highest version among
 // the copied rows up to the cutoff, so a later compaction never becomes
 // current. Seqs are kept, gaps and all.
-func CutAtReply(rec *Recording, messageID string) (*Recording, error) {
+func CutAtReply(rec *Recording, messageID string, uncopied func(eventType string) bool) (*Recording, error) {
 	events := slices.Clone(rec.Events)
 	slices.SortFunc(events, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
 
@@ -101,7 +102,7 @@ func CutAtReply(rec *Recording, messageID string) (*Recording, error) {
 	var copied []Event
 	var maxVersion int64
 	for _, e := range events {
-		if e.Seq > cutoff || Uncopied(e.Type) {
+		if e.Seq > cutoff || uncopied(e.Type) {
 			continue
 		}
 		switch e.Type {

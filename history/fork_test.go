@@ -24,7 +24,7 @@ func TestCutAtReplyJuniorRecording(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.reply, func(t *testing.T) {
-			cut, err := CutAtReply(rec, tt.reply)
+			cut, err := CutAtReply(rec, tt.reply, forkSkips)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestCutAtReplyCopyRules(t *testing.T) {
 	events[8].Seq = 27
 
 	rec := &Recording{Header: Header{Version: 1, Surface: SurfaceWeb}, Events: events}
-	cut, err := CutAtReply(rec, "turn_m2:assistant:1")
+	cut, err := CutAtReply(rec, "turn_m2:assistant:1", forkSkips)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestCutAtReplyCapsHistoryVersion(t *testing.T) {
 	events = append(events, turn(9, 1, 2)...)
 	events[17].HistoryVersion = 3 // the turn's terminal row, written after a later compaction
 	events[17].Seq = 40
-	cut, err := CutAtReply(&Recording{Events: events}, "turn_m2:assistant:1")
+	cut, err := CutAtReply(&Recording{Events: events}, "turn_m2:assistant:1", forkSkips)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestCutAtReplyRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := CutAtReply(&Recording{Events: tt.events()}, tt.reply)
+			_, err := CutAtReply(&Recording{Events: tt.events()}, tt.reply, forkSkips)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error %v; want %v", err, tt.want)
 			}
@@ -203,12 +203,12 @@ func TestCutAtReplyCountsCompactionHistory(t *testing.T) {
 		}}),
 		row(1, "assistant_message", 1, "message:r:agent", assistant("stop", text("done"))),
 	}
-	_, err := CutAtReply(&Recording{Events: events}, "r")
+	_, err := CutAtReply(&Recording{Events: events}, "r", forkSkips)
 	if !errors.Is(err, ErrUnfinishedToolCalls) {
 		t.Fatalf("error %v; want ErrUnfinishedToolCalls", err)
 	}
 	events[0].Payload = json.RawMessage(`{"replacementHistory":[{"item":{"type":"user_message","message":"{\"content\":[]}"}}]}`)
-	if _, err := CutAtReply(&Recording{Events: events}, "r"); err != nil {
+	if _, err := CutAtReply(&Recording{Events: events}, "r", forkSkips); err != nil {
 		t.Fatalf("closed history: %v", err)
 	}
 }
@@ -227,4 +227,15 @@ func seqRange(from, through int64) []int64 {
 		out = append(out, s)
 	}
 	return out
+}
+
+// forkSkips reports the types Junior's fork never copies, listed here
+// apart from the junior profile's list.
+func forkSkips(eventType string) bool {
+	switch eventType {
+	case "authorization_completed", "authorization_requested", "guardian_action_reviewed", "mcp_provider_connected",
+		"mcp_provider_connected_unowned", "structured_event", "unknown":
+		return true
+	}
+	return false
 }

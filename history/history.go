@@ -107,31 +107,3 @@ type Recording struct {
 	Header
 	Events []Event
 }
-
-// uncopied lists the event types that Junior's conversation fork never
-// copies: credentials, approvals, provider links and plugin state. Export
-// drops them too, so a recording never carries them.
-var uncopied = [...]string{
-	"authorization_completed",
-	"authorization_requested",
-	"guardian_action_reviewed",
-	"mcp_provider_connected",
-	"mcp_provider_connected_unowned",
-	"structured_event",
-	"unknown",
-}
-
-// UncopiedTypes returns the event types a fork does not copy, in a new slice.
-func UncopiedTypes() []string {
-	return append([]string(nil), uncopied[:]...)
-}
-
-// Uncopied reports whether a fork skips rows of the given event type.
-func Uncopied(eventType string) bool {
-	for _, t := range uncopied {
-		if t == eventType {
-			return true
-		}
-	}
-	return false
-}

@@ -135,7 +135,7 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 		if err != nil {
 			return nil, err
 		}
-		cut, err := history.CutAtReply(rec, opts.ThroughReply)
+		cut, err := history.CutAtReply(rec, opts.ThroughReply, p.Uncopied)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fileOr(opts.File), err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
+	"github.com/agentvcr/agentvcr/schema"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -101,7 +102,7 @@ func TestRoundTripThroughExportAndLoad(t *testing.T) {
 				t.Fatalf("result %+v; want the source id, loaded", res)
 			}
 			want := eventRows(t, src, c.ID)
-			want = slices.DeleteFunc(want, func(r []any) bool { return history.Uncopied(r[4].(string)) })
+			want = slices.DeleteFunc(want, func(r []any) bool { return juniortest.Uncopied(r[4].(string)) })
 			if len(want) == len(c.Events) {
 				t.Fatal("the sample has no uncopied rows to drop")
 			}
@@ -216,6 +217,27 @@ func TestLoadThroughReply(t *testing.T) {
 	}
 }
 
+func TestLoadThroughReplySkipsTheProfilesUncopiedTypes(t *testing.T) {
+	// A product whose fork also leaves turn_routed rows behind: the cut
+	// follows its profile, not Junior's list.
+	junior, err := schema.Lookup("junior")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *junior
+	other.Name = "junior-without-routing"
+	other.UncopiedTypes = append(slices.Clone(junior.UncopiedTypes), "turn_routed")
+	_, db := juniortest.Database(t)
+	res, err := (&Loader{DB: db, Profile: &other}).LoadFile(context.Background(), filepath.Join("testdata", "launch-planning.json"),
+		Options{ThroughReply: "turn_api-msg_d9e0b97e7ec457e879680bc9:assistant:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db, `SELECT count(*) FROM junior_conversation_events WHERE conversation_id = $1 AND type = 'turn_routed'`, res.ConversationID); n != 0 || res.Events != 25 {
+		t.Fatalf("%d turn_routed rows, %d rows loaded; want none of 2, and 25", n, res.Events)
+	}
+}
+
 func TestLoadTwiceIsAlreadyLoaded(t *testing.T) {
 	ctx := context.Background()
 	_, src := juniortest.Database(t)
@@ -257,7 +279,7 @@ func fileWith(t *testing.T, i int, change func(*history.Event)) (string, *histor
 	conv := juniortest.Long(60)
 	rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}}
 	for _, e := range conv.Events {
-		if !history.Uncopied(e.Type) {
+		if !juniortest.Uncopied(e.Type) {
 			rec.Events = append(rec.Events, e)
 		}
 	}

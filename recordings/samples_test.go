@@ -26,7 +26,7 @@ func TestSamplesAreGenerated(t *testing.T) {
 			Identities: c.Identities,
 		}}
 		for _, e := range c.Events {
-			if !history.Uncopied(e.Type) {
+			if !juniortest.Uncopied(e.Type) {
 				rec.Events = append(rec.Events, e)
 			}
 		}

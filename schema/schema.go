@@ -20,8 +20,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/agentvcr/agentvcr/history"
 )
 
 // Profile is one product's storage layout.
@@ -66,8 +64,18 @@ func Lookup(name string) (*Profile, error) {
 				Conversations: "junior_conversations",
 				Events:        "junior_conversation_events",
 			},
-			UncopiedTypes: history.UncopiedTypes(),
-			DDL:           juniorDDL,
+			// Junior's conversation fork never copies credentials,
+			// approvals, provider links and plugin state.
+			UncopiedTypes: []string{
+				"authorization_completed",
+				"authorization_requested",
+				"guardian_action_reviewed",
+				"mcp_provider_connected",
+				"mcp_provider_connected_unowned",
+				"structured_event",
+				"unknown",
+			},
+			DDL: juniorDDL,
 		}, nil
 	}
 	return nil, fmt.Errorf("%w %q: known profiles are %s", ErrUnknownProfile, name, strings.Join(Names(), ", "))

@@ -38,7 +38,7 @@ func sample(t *testing.T, dir, name string, rows int) string {
 	rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface,
 		Exporter: &history.Exporter{Tool: "agentvcr", ConversationID: conv.ID}, Identities: conv.Identities}}
 	for _, e := range conv.Events[:rows] {
-		if !history.Uncopied(e.Type) {
+		if !juniortest.Uncopied(e.Type) {
 			rec.Events = append(rec.Events, e)
 		}
 	}

@@ -33,3 +33,10 @@ func Insert(t testing.TB, conn *pgx.Conn, c *Conversation) {
 		t.Fatal(err)
 	}
 }
+
+// Uncopied reports whether Junior's fork skips rows of eventType, as the
+// junior profile says.
+func Uncopied(eventType string) bool {
+	p, err := schema.Lookup("junior")
+	return err == nil && p.Uncopied(eventType)
+}
