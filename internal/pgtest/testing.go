@@ -70,6 +70,22 @@ func NewDatabase(t testing.TB) string {
 	return u.String()
 }
 
+// Database is NewDatabase for an Example, which has no testing.TB: it
+// returns the URL of a new, empty database and a func that drops it.
+func Database(ctx context.Context) (string, func() error, error) {
+	admin, err := adminURL()
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := pgcluster.CreateDatabase(ctx, admin.String())
+	if err != nil {
+		return "", nil, err
+	}
+	u := *admin
+	u.Path, u.RawPath = "/"+name, ""
+	return u.String(), func() error { return pgcluster.DropDatabase(context.WithoutCancel(ctx), admin.String(), name) }, nil
+}
+
 // adminURL returns the URL of a database on the server that NewDatabase
 // should use, starting the shared cluster if needed.
 func adminURL() (*url.URL, error) {
