@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentvcr/agentvcr/history"
-	"github.com/agentvcr/agentvcr/schema"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
+	"github.com/agentvcr/agentvcr/schema"
 )
 
 // recorderBuild is the recorder binary, built once per test binary on first
