@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
@@ -171,6 +172,19 @@ func (p *Proxy) Control(token string) http.Handler {
 		}
 		if err := p.init(); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if _, pattern := mux.Handler(r); pattern == "" {
+			// No route, or not this method: the error in the API's own
+			// shape, not the mux's plain text.
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, r)
+			if allow := rec.Header().Get("Allow"); allow != "" {
+				w.Header().Set("Allow", allow)
+				writeError(w, rec.Code, r.Method+" "+r.URL.Path+": use "+allow)
+				return
+			}
+			writeError(w, rec.Code, "no route "+r.Method+" "+r.URL.Path+": see go doc proxy.Proxy.Control")
 			return
 		}
 		mux.ServeHTTP(w, r)

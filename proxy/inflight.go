@@ -11,17 +11,29 @@ import (
 // flights counts the exchanges whose responses are still being written,
 // so that a proxy that stops can let them finish.
 type flights struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0
+	mu       sync.Mutex
+	n        int
+	idle     chan struct{} // closed when n drops to 0
+	stopping bool          // no new exchange begins
 }
 
-func (f *flights) add() {
+// begin counts a new exchange in, unless the proxy is stopping.
+func (f *flights) begin() bool {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopping {
+		return false
+	}
 	if f.n == 0 {
 		f.idle = make(chan struct{})
 	}
 	f.n++
+	return true
+}
+
+func (f *flights) stop() {
+	f.mu.Lock()
+	f.stopping = true
 	f.mu.Unlock()
 }
 
@@ -55,13 +67,19 @@ func (f *flights) wait(ctx context.Context) error {
 	}
 }
 
-// Wait returns once no exchange is in flight: every response the proxy
-// began has been written to its agent, or the agent hung up, and what it
-// recorded is kept (Flush writes it). If ctx ends first, Wait says how
-// many exchanges were left. A server that stops calls it after it stops
-// accepting requests: http.Server.Shutdown does not wait for the
-// intercepted connections, which it no longer tracks.
-func (p *Proxy) Wait(ctx context.Context) error { return p.inflight.wait(ctx) }
+// Shutdown stops the proxy taking requests and waits for the exchanges in
+// flight. A request that arrives after it is called, on a connection the
+// agent holds open, gets 503 and the connection is closed. Shutdown
+// returns once every response the proxy began has been written to its
+// agent, or the agent hung up, and what it recorded is kept (Flush writes
+// it); if ctx ends first, it says how many exchanges were left.
+//
+// Call it when the servers that serve the proxy stop: http.Server.Shutdown
+// does not see the intercepted connections, which it no longer tracks.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.inflight.stop()
+	return p.inflight.wait(ctx)
+}
 
 // track counts resp as in flight until its body is closed.
 func (p *Proxy) track(resp *http.Response) {

@@ -173,7 +173,7 @@ type Proxy struct {
 	MaxRecord int
 	// Log, if set, gets a record for each exchange (level Info: method,
 	// url, status, outcome as in the X-Agentvcr header, rule, and ms to
-	// the response's headers), for each recording kept (Info), and for
+	// the response's headers), for each recording kept (Debug), and for
 	// what a user must know: a replay miss and a response not recorded
 	// (Warn), a cassette not written (Error). URLs are logged redacted as
 	// cassettes store them.
@@ -359,21 +359,30 @@ func (p *Proxy) setup() error {
 		}}, host
 	})
 	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		start := time.Now()
+		if !p.inflight.begin() {
+			resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
+			resp.Header.Set("Connection", "close")
+			resp.Close = true
+			p.logExchange(req, resp, "", start)
+			return req, resp
+		}
 		if o := origin(req.URL); !p.allowed(o) {
 			if p.c.passthroughUnlisted {
 				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-					return p.exchange(r, func() (*http.Response, error) { return p.passthrough(r) })
+					return p.exchange(r, start, func() (*http.Response, error) { return p.passthrough(r) })
 				})
 				return req, nil
 			}
 			p.count(func(s *Stats) { s.Refused++ })
 			resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
 				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
-			p.logExchange(req, resp, time.Now())
+			p.inflight.done()
+			p.logExchange(req, resp, "", start)
 			return req, resp
 		}
 		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-			return p.exchange(r, func() (*http.Response, error) { return p.observe(r) })
+			return p.exchange(r, start, func() (*http.Response, error) { return p.observe(r) })
 		})
 		return watchOf(ctx).bind(req), nil
 	})
@@ -481,27 +490,26 @@ func (p *Proxy) warnEmptyReplay() {
 	}
 }
 
-// exchange runs one request's round trip and logs it.
-func (p *Proxy) exchange(req *http.Request, roundTrip func() (*http.Response, error)) (*http.Response, error) {
-	start := time.Now()
-	p.inflight.add()
+// exchange runs the round trip of a request counted in flight (begin),
+// keeps it counted until its response is written, and logs it.
+func (p *Proxy) exchange(req *http.Request, start time.Time, roundTrip func() (*http.Response, error)) (*http.Response, error) {
 	resp, err := roundTrip()
 	if err != nil || resp == nil {
 		p.inflight.done()
 		return resp, err
 	}
 	p.track(resp)
-	p.logExchange(req, resp, start)
-	return resp, nil
-}
-
-func (p *Proxy) logExchange(req *http.Request, resp *http.Response, start time.Time) {
-	if p.c.log == nil || !p.c.log.Enabled(context.Background(), slog.LevelInfo) {
-		return
-	}
 	rule := ""
 	if st := p.rule(req); st != nil {
 		rule = st.rule.Name
+	}
+	p.logExchange(req, resp, rule, start)
+	return resp, nil
+}
+
+func (p *Proxy) logExchange(req *http.Request, resp *http.Response, rule string, start time.Time) {
+	if p.c.log == nil || !p.c.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
 	}
 	p.log(slog.LevelInfo, "exchange", request(req.Method, req.URL.String(), rule), slog.Int("status", resp.StatusCode),
 		slog.String("outcome", resp.Header.Get(Header)), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
@@ -541,7 +549,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			return p.replay(req, st, in, &creq), nil
 		}
 		if mode == ModeReplay {
-			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: req.URL.String(), Miss: st.index.Nearest(parts)}
+			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Miss: st.index.Nearest(parts)}
 			p.mu.Lock()
 			p.stats.Missed++
 			if len(p.misses) < maxMisses {
@@ -777,7 +785,8 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 		return
 	}
 	p.writer.mark(st)
-	p.log(slog.LevelInfo, "recorded", request(creq.Method, creq.URL, st.rule.Name), slog.Int("id", in.ID))
+	// Debug: the exchange's own line already said "recorded".
+	p.log(slog.LevelDebug, "recorded", request(creq.Method, creq.URL, st.rule.Name), slog.Int("id", in.ID))
 }
 
 func (p *Proxy) markUsed(rule string, id int) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,9 @@ upstream is on loopback (a local model server, a test's TLS server) needs
   eval "$(recorder env --proxy-loopback)" && go test ./...`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if u, err := url.Parse(proxyURL); err != nil || u.Scheme != "http" || u.Host == "" || u.Path != "" && u.Path != "/" {
+				return cli.Usagef("--proxy %q: want the proxy's URL, http://host:port, as recorder proxy prints it", proxyURL)
+			}
 			a, err := ca.Open(caDir)
 			if err != nil {
 				return err

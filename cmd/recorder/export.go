@@ -90,7 +90,7 @@ check refuses it there).`,
 	fl.StringVar(&f.until, "until", "", "with --since or --all: only conversations active before this time")
 	fl.BoolVar(&f.all, "all", false, "export every conversation")
 	fl.StringVar(&f.surface, "surface", "", "with --since or --all: only conversations delivered to slack or web")
-	fl.IntVar(&f.limit, "limit", 0, "with --since or --all: at most this many conversations")
+	fl.IntVar(&f.limit, "limit", 0, "with --since or --all: at most this many conversations (0: no cap)")
 	fl.StringVar(&f.outDir, "out-dir", "", "directory for the files of a bulk export")
 	fl.BoolVar(&f.withIdentities, "with-identities", false, "add the identity rows the conversation references")
 	fl.BoolVar(&f.json, "json", false, "bulk export: print one JSON object per conversation instead of file names")
@@ -338,10 +338,12 @@ func readIDs(name string) ([]string, error) {
 	}
 	defer f.Close()
 	var ids []string
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
+		if line != "" && !strings.HasPrefix(line, "#") && !seen[line] {
+			seen[line] = true // an id listed twice is exported once
 			ids = append(ids, line)
 		}
 	}

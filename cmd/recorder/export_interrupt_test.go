@@ -92,3 +92,12 @@ func TestInterruptedExportSaysWhatItLeftUndone(t *testing.T) {
 		t.Fatalf("an interrupted bulk export left %v", entries)
 	}
 }
+
+func TestInterruptedLoadSaysWhatItLeftUndone(t *testing.T) {
+	dbURL, _ := juniortest.Database(t)
+	file := filepath.Join("..", "..", "recordings", "samples", "slack-thread.json")
+	r := interruptWhileBlocked(t, dbURL, "junior_conversations", "load", "--database-url", dbURL, file)
+	if want := "recorder: interrupted; 0 of 1 files loaded, " + file + " rolled back\n"; r.code != 130 || r.stderr != want {
+		t.Fatalf("interrupted load: %+v; want exit 130 and %q", r, want)
+	}
+}

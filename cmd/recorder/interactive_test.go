@@ -147,7 +147,7 @@ func TestInterruptedProxyFinishesWhatIsInFlight(t *testing.T) {
 	config := filepath.Join(dir, "proxy.yaml")
 	os.WriteFile(config, []byte("allow: ["+upstream.URL+"]\nrules:\n  - name: local\n    url: "+upstream.URL+"/\n"), 0o600)
 	stderr := newStderrLines()
-	rp := startProxy(t, stderr, "--config", config, "--dir", filepath.Join(dir, "cassettes"))
+	rp := startProxy(t, stderr, "--config", config, "--dir", filepath.Join(dir, "cassettes"), "--log-format", "json")
 	rp.call(t, "/v1/scopes", `{"name":"t1"}`)
 
 	proxyURL, _ := url.Parse(rp.proxy)
@@ -179,11 +179,20 @@ func TestInterruptedProxyFinishesWhatIsInFlight(t *testing.T) {
 	if code := rp.exit(t); code != 130 {
 		t.Fatalf("exit %d; want 130:\n%s", code, stderr)
 	}
-	out := stderr.String()
-	for _, want := range []string{`scope "t1" ended as failed: 1 recordings not written`, "stopped: 0 replayed, 0 recorded", "recorder: interrupted"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, out)
+	// With --log-format json every line is a JSON object, to the last.
+	said := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("stderr line %q is not JSON:\n%s", line, stderr)
 		}
+		said[rec["msg"].(string)] = rec
+	}
+	if r := said["scope ended as failed: its recordings are not written"]; r == nil || r["scope"] != "t1" || r["dropped"] != 1.0 || r["level"] != "WARN" {
+		t.Errorf("the failed scope: %v\n%s", r, stderr)
+	}
+	if r := said["stopped: interrupted"]; r == nil || r["recorded"] != 0.0 {
+		t.Errorf("the counts: %v\n%s", r, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cassettes", "local.yaml")); !os.IsNotExist(err) {
 		t.Fatalf("the failed scope's cassette was written: %v", err)
@@ -274,6 +283,16 @@ func TestProxyBannerOnATerminal(t *testing.T) {
 	line := seen.waitFor(t, "next, in the agent's shell")
 	if !strings.Contains(line, `eval "$(recorder env --proxy `+rp.proxy+`)"`) {
 		t.Fatalf("next step %q", line)
+	}
+	rp.stop()
+	rp.exit(t)
+
+	// An allowed origin on loopback: NO_PROXY would send the agent around
+	// the proxy, so the next step says --proxy-loopback.
+	rp = startProxy(t, tty, "--allow", "https://localhost:48443")
+	line = seen.waitFor(t, "next, in the agent's shell")
+	if !strings.Contains(line, `eval "$(recorder env --proxy `+rp.proxy+` --proxy-loopback)"`) {
+		t.Fatalf("next step with a loopback origin %q", line)
 	}
 
 	// Not a terminal: the ready line only.

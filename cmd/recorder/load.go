@@ -65,6 +65,7 @@ on a terminal, a file of thousands of rows shows a counter on stderr.`,
 			// Every file is tried: a failure is named and the rest are
 			// loaded; the exit code is the worst.
 			var failed []error
+			loaded := 0
 			for _, file := range args {
 				opts := loader.Options{ConversationID: id, ThroughReply: throughReply}
 				shown := false
@@ -87,6 +88,11 @@ on a terminal, a file of thousands of rows shows a counter on stderr.`,
 				if shown {
 					fmt.Fprintln(e.stderr)
 				}
+				if err != nil && ctx.Err() != nil {
+					// The error is the cancellation's echo (a closed
+					// connection): say what it left undone instead.
+					return fmt.Errorf("%w; %d of %d files loaded, %s rolled back", cli.ErrInterrupted, loaded, len(args), file)
+				}
 				switch {
 				case errors.Is(err, loader.ErrNeedConversationID), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR):
 					err = cli.UsageError{Err: err}
@@ -101,6 +107,7 @@ on a terminal, a file of thousands of rows shows a counter on stderr.`,
 					}
 					continue
 				}
+				loaded++
 				if asJSON {
 					enc.Encode(res)
 				} else {

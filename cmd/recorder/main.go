@@ -58,6 +58,9 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if errors.As(err, new(cli.Reported)) {
+		return cli.ExitCode(err)
+	}
 	if ctx.Err() != nil {
 		// A signal. A command that knows what it left undone says so;
 		// an error that is only the cancellation is not news.

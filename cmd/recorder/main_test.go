@@ -152,7 +152,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	missingOut := filepath.Join(dir, "missing.json")
 	noTables := pgtest.NewDatabase(t)
 	idsFile := filepath.Join(t.TempDir(), "ids.txt")
-	os.WriteFile(idsFile, []byte("slack:CNONE:1.1\nslack:CNONE:2.2\n"), 0o600)
+	os.WriteFile(idsFile, []byte("slack:CNONE:1.1\nslack:CNONE:2.2\nslack:CNONE:1.1\n"), 0o600) // the repeat is exported once
 	bulkDir := filepath.Join(t.TempDir(), "out")
 	t.Setenv("DATABASE_URL", "")
 	tests := []struct {
@@ -185,6 +185,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 			[]string{"export slack:CNONE:1.1: conversation not found", "export slack:CNONE:2.2: conversation not found",
 				"0 of 2 conversations written to " + bulkDir + "; 2 failed (above)"}},
 		{"load nothing", []string{"load"}, 2, []string{"FILE"}},
+		{"env, not a proxy URL", []string{"env", "--proxy", "notaurl"}, 2, []string{`--proxy "notaurl"`, "http://host:port"}},
 		{"id for two files", []string{"load", "--conversation-id", "x", "a", "b"}, 2, []string{"one FILE"}},
 		{"wrong version", []string{"load", "--database-url", dbURL, badVersion}, 2, []string{badVersion, "version: 2 is not supported"}},
 		{"unknown profile", []string{"load", "--database-url", dbURL, "--profile", "zendesk", badVersion}, 2, []string{"unknown schema profile", "junior"}},

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	}
 	if host, _, err := net.SplitHostPort(f.listen); err != nil {
 		return cli.Usagef("--listen %q: want host:port, such as 127.0.0.1:8899", f.listen)
-	} else if ip := net.ParseIP(host); !f.listenAny && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	} else if !f.listenAny && !isLoopback(host) {
 		return cli.Usagef("--listen %s: the proxy intercepts TLS for whoever reaches it, so it listens on loopback; pass --listen-any to listen on %s", f.listen, host)
 	}
 	proxyLn, err := net.Listen("tcp", f.listen)
@@ -210,7 +211,9 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	case err := <-errs:
 		return err
 	}
-	fmt.Fprintf(e.stderr, "recorder proxy: stopping: no new requests; the exchanges in flight have %s to finish\n", stopTimeout)
+	// Said through the log, so that --log-format json stays JSON lines.
+	lg := p.Log
+	lg.Info("stopping: no new requests; the exchanges in flight may finish", slog.Duration("within", stopTimeout))
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
 	for _, s := range servers {
@@ -218,16 +221,16 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 			return err
 		}
 	}
-	if err := p.Wait(stopCtx); err != nil {
-		fmt.Fprintf(e.stderr, "recorder proxy: %v; they are cut off\n", err)
+	if err := p.Shutdown(stopCtx); err != nil {
+		lg.Warn("cut off: "+err.Error(), slog.Duration("after", stopTimeout))
 	}
 	// An interrupted test did not pass: its recordings are not written.
 	if name := p.OpenScope(); name != "" {
 		res, err := p.EndScope(name, false)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "recorder proxy: scope %q: %v\n", name, err)
+			lg.Warn("scope not ended", slog.String("scope", name), slog.String("error", err.Error()))
 		} else {
-			fmt.Fprintf(e.stderr, "recorder proxy: scope %q ended as failed: %d recordings not written\n", name, res.Dropped)
+			lg.Warn("scope ended as failed: its recordings are not written", slog.String("scope", name), slog.Int("dropped", res.Dropped))
 		}
 	}
 	// Recordings are written in the background: all of them before exit.
@@ -242,9 +245,9 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		}
 	}
 	s := p.Stats()
-	fmt.Fprintf(e.stderr, "recorder proxy: stopped: %d replayed, %d recorded, %d missed, %d live, %d passthrough, %d mocked, %d refused\n",
-		s.Replayed, s.Recorded, s.Missed, s.Live, s.Passthrough, s.Mocked, s.Refused)
-	return nil
+	lg.Info("stopped: interrupted", slog.Int("replayed", s.Replayed), slog.Int("recorded", s.Recorded), slog.Int("missed", s.Missed),
+		slog.Int("live", s.Live), slog.Int("passthrough", s.Passthrough), slog.Int("mocked", s.Mocked), slog.Int("refused", s.Refused))
+	return cli.Reported{Err: cli.ErrInterrupted}
 }
 
 // banner tells a person at a terminal what the proxy serves and what to
@@ -256,8 +259,21 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string) {
 	if proxyURL != "http://127.0.0.1:8899" {
 		next += " --proxy " + proxyURL
 	}
+	for _, a := range p.Allow {
+		if u, err := url.Parse(a); err == nil && isLoopback(u.Hostname()) {
+			// NO_PROXY would send the agent around the proxy to it.
+			next += " --proxy-loopback"
+			break
+		}
+	}
 	if f.caDir != "" {
 		next += " --ca-dir " + f.caDir
 	}
 	fmt.Fprintf(w, "recorder proxy: next, in the agent's shell: eval \"$(%s)\"; then run the agent. Ctrl-C stops.\n", next)
+}
+
+// isLoopback reports whether host names this machine only.
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

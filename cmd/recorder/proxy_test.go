@@ -119,6 +119,7 @@ func TestProxyCommandBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"prune", t.TempDir(), notUsed},
 		{"prune", t.TempDir()},
+		{"prune", t.TempDir(), filepath.Join(t.TempDir(), "missing.json")},
 		{"proxy", "--mode", "sideways"},
 		{"proxy", "--timing", "slow"},
 		{"proxy", "--config", bad},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -31,7 +32,7 @@ against the cassettes as they are now: ids change when a cassette is pruned.`,
 			for _, f := range args[1:] {
 				b, err := os.ReadFile(f)
 				if err != nil {
-					return err
+					return cli.UsageError{Err: err}
 				}
 				var run map[string][]int
 				if err := json.Unmarshal(b, &run); err != nil {
@@ -47,6 +48,9 @@ against the cassettes as they are now: ids change when a cassette is pruned.`,
 				}
 			}
 			removed, err := cassette.Prune(args[0], used, dryRun)
+			if errors.Is(err, cassette.ErrUnknownRecording) {
+				return cli.UsageError{Err: err}
+			}
 			rules := make([]string, 0, len(removed))
 			for r := range removed {
 				rules = append(rules, r)

@@ -29,6 +29,14 @@ func Usagef(format string, args ...any) error { return UsageError{fmt.Errorf(for
 // wraps it says what was left undone.
 var ErrInterrupted = errors.New("interrupted")
 
+// Reported wraps the error of a command that has told the user about it
+// already, in its own format (a JSON log, say): the caller exits with its
+// code and prints nothing more.
+type Reported struct{ Err error }
+
+func (r Reported) Error() string { return r.Err.Error() }
+func (r Reported) Unwrap() error { return r.Err }
+
 // ExitInterrupted is the exit code of a command a signal stopped, as a
 // shell reports one that SIGINT killed.
 const ExitInterrupted = 130

@@ -34,6 +34,11 @@ var rules = []Rule{
 	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 	{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
+	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}`)},
+	{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
+	{"telegram-bot-token", []string{":AA"}, regexp.MustCompile(`\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
+	{"discord-webhook", []string{"/api/webhooks/"}, regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)},
 }
 
 // ownRule is one of agentvcr's shapes as the Scanner runs it: group is

@@ -195,3 +195,68 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactURLFindsTokensAnywhereInTheURL(t *testing.T) {
+	// Built here so that no token shape is in git.
+	r := strings.Repeat
+	tokens := map[string]string{
+		"slack, percent-encoded in the path": "xox" + "b-1234567890123-" + r("a1B2", 6),
+		"stripe":                             "sk_" + "live_" + r("Ab9", 10),
+		"hugging face":                       "hf" + "_" + r("abcDEF", 6),
+		"gitlab":                             "gl" + "pat-" + r("x9Y", 8),
+		"telegram bot":                       "123456789:" + "AA" + r("H7k", 11),
+	}
+	urls := map[string]string{
+		"slack, percent-encoded in the path": "https://api.example.com/v1/g/%78" + tokens["slack, percent-encoded in the path"][1:] + "/x",
+		"stripe":                             "https://api.example.com/search?q=" + tokens["stripe"],
+		"hugging face":                       "https://api.example.com/search?q=" + tokens["hugging face"],
+		"gitlab":                             "https://gitlab.example.com/api?private=" + tokens["gitlab"],
+		"telegram bot":                       "https://api.telegram.org/bot" + tokens["telegram bot"] + "/sendMessage",
+		"discord webhook":                    "https://discord.com/api/webhooks/123456789012345678/" + r("Zz-9", 17),
+	}
+	tokens["discord webhook"] = r("Zz-9", 17)
+	for name, raw := range urls {
+		got := RedactURL(raw)
+		decoded, err := url.PathUnescape(got)
+		if err != nil {
+			decoded = got
+		}
+		if strings.Contains(got, tokens[name]) || strings.Contains(decoded, tokens[name]) || !strings.Contains(decoded, Redacted) {
+			t.Errorf("%s: RedactURL(%q) = %q", name, raw, got)
+		}
+	}
+}
+
+func TestPruneByAStaleUsedFileChangesNothing(t *testing.T) {
+	// Two cassettes; the used ids are right for "a" and stale for "b" (b
+	// has one recording, id 0): nothing is pruned, from either.
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		c := sampleCassette()
+		if name == "a" {
+			second := *c.Interactions[0]
+			second.ID = 1
+			c.Interactions = append(c.Interactions, &second)
+		}
+		if err := c.Save(filepath.Join(dir, name+".yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := map[string][]byte{}
+	for _, name := range []string{"a", "b"} {
+		before[name], _ = os.ReadFile(filepath.Join(dir, name+".yaml"))
+	}
+	_, err := Prune(dir, map[string]map[int]bool{"a": {0: true}, "b": {99: true}}, false)
+	if !errors.Is(err, ErrUnknownRecording) || !strings.Contains(err.Error(), "rule b, id 99") {
+		t.Fatalf("error %v; want ErrUnknownRecording naming rule b, id 99", err)
+	}
+	for name, b := range before {
+		if after, _ := os.ReadFile(filepath.Join(dir, name+".yaml")); string(after) != string(b) {
+			t.Errorf("%s.yaml changed by a prune that failed", name)
+		}
+	}
+	removed, err := Prune(dir, map[string]map[int]bool{"a": {0: true}}, false)
+	if err != nil || removed["a"] != 1 {
+		t.Fatalf("prune by the right ids: %v %v", removed, err)
+	}
+}

@@ -79,6 +79,10 @@ func RedactURL(raw string) string {
 	if u.User != nil {
 		u.User = url.User(Redacted)
 	}
+	// The path is scanned decoded: %78oxb- is xoxb-.
+	if p := redactSecrets(u.Path); p != u.Path {
+		u.Path, u.RawPath = p, ""
+	}
 	q := u.Query()
 	changed := false
 	for name, vals := range q {
