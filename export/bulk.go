@@ -50,11 +50,11 @@ func (e *Exporter) Select(ctx context.Context, f Filter) ([]string, error) {
 		return nil, fmt.Errorf("select conversations: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT conversation_id FROM %s
-		WHERE ($1::timestamptz IS NULL OR last_activity_at >= $1)
-		AND ($2::timestamptz IS NULL OR last_activity_at < $2)
-		AND ($3 = '' OR %s = $3)
-		ORDER BY last_activity_at, conversation_id LIMIT $4`, ident(p.Tables.Conversations), surfaceExpr),
+	rows, err := tx.Query(ctx, p.SQL(`SELECT {conversations.conversation_id} FROM {conversations}
+		WHERE ($1::timestamptz IS NULL OR {conversations.last_activity_at} >= $1)
+		AND ($2::timestamptz IS NULL OR {conversations.last_activity_at} < $2)
+		AND ($3 = '' OR `+surfaceExpr+` = $3)
+		ORDER BY {conversations.last_activity_at}, {conversations.conversation_id} LIMIT $4`),
 		since, until, string(f.Surface), limit)
 	if err != nil {
 		return nil, fmt.Errorf("select conversations: %w", explain(err, p))

@@ -93,16 +93,14 @@ func (e *Exporter) Export(ctx context.Context, id string, w io.Writer) (*Result,
 
 func (e *Exporter) profile() (*schema.Profile, error) {
 	if e.Profile != nil {
-		return e.Profile, nil
+		return e.Profile, e.Profile.Check()
 	}
 	return schema.Lookup("")
 }
 
 func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string, w io.Writer) (*Result, error) {
-	t := p.Tables
 	var surface string
-	err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE conversation_id = $1`,
-		surfaceExpr, ident(t.Conversations)), id).Scan(&surface)
+	err := tx.QueryRow(ctx, p.SQL(`SELECT `+surfaceExpr+` FROM {conversations} WHERE {conversations.conversation_id} = $1`), id).Scan(&surface)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -134,11 +132,11 @@ func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id 
 
 	actor := "NULL"
 	if e.WithIdentities {
-		actor = "actor_identity_id"
+		actor = "{events.actor_identity_id}"
 	}
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT seq, type, history_version, schema_version,
-		idempotency_key, created_at, payload, %s
-		FROM %s WHERE conversation_id = $1 AND NOT (type = ANY($2)) ORDER BY seq`, actor, ident(t.Events)),
+	rows, err := tx.Query(ctx, p.SQL(`SELECT {events.seq}, {events.type}, {events.history_version}, {events.schema_version},
+		{events.idempotency_key}, {events.created_at}, {events.payload}, `+actor+`
+		FROM {events} WHERE {events.conversation_id} = $1 AND NOT ({events.type} = ANY($2)) ORDER BY {events.seq}`),
 		id, p.UncopiedTypes)
 	if err != nil {
 		return nil, err
@@ -173,31 +171,36 @@ func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id 
 
 // surfaceExpr decides the surface the way Junior's recordings do: "slack"
 // when the conversation was delivered to Slack, else "web".
-const surfaceExpr = `CASE WHEN conversation_id LIKE 'slack:%' OR source = 'slack'
-	OR destination_json->>'platform' = 'slack' THEN 'slack' ELSE 'web' END`
+const surfaceExpr = `CASE WHEN {conversations.conversation_id} LIKE 'slack:%' OR {conversations.source} = 'slack'
+	OR {conversations.destination_json}->>'platform' = 'slack' THEN 'slack' ELSE 'web' END`
 
-// identityColumns are the columns identityRow scans, of junior_identities
-// i and junior_users u.
-const identityColumns = `i.id, i.kind, i.provider, i.provider_tenant_id, i.provider_subject_id,
-	i.display_name, i.handle, i.email, i.email_normalized, i.email_verified, i.avatar_url,
-	i.metadata_json, i.created_at, i.updated_at,
-	u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
-	coalesce(u.is_admin, false), u.created_at, u.updated_at`
+// identityColumns are the columns identityRow scans, of the identities i
+// and the users u.
+const identityColumns = `i.{identities.id}, i.{identities.kind}, i.{identities.provider}, i.{identities.provider_tenant_id},
+	i.{identities.provider_subject_id}, i.{identities.display_name}, i.{identities.handle}, i.{identities.email},
+	i.{identities.email_normalized}, i.{identities.email_verified}, i.{identities.avatar_url},
+	i.{identities.metadata_json}, i.{identities.created_at}, i.{identities.updated_at},
+	u.{users.id}, u.{users.primary_email}, u.{users.primary_email_normalized}, u.{users.display_name}, u.{users.timezone},
+	coalesce(u.{users.is_admin}, false), u.{users.created_at}, u.{users.updated_at}`
+
+// userColumns are the columns of the users u that the people query scans.
+const userColumns = `u.{users.id}, u.{users.primary_email}, u.{users.primary_email_normalized}, u.{users.display_name},
+	u.{users.timezone}, u.{users.is_admin}, u.{users.created_at}, u.{users.updated_at}`
 
 func identities(ctx context.Context, tx pgx.Tx, p *schema.Profile, id string) ([]history.Identity, error) {
-	t := p.Tables
-	rows, err := tx.Query(ctx, fmt.Sprintf(`
+	rows, err := tx.Query(ctx, p.SQL(`
 		WITH refs AS (
-			SELECT actor_identity_id AS id FROM %[1]s WHERE conversation_id = $1
-			UNION SELECT payload->>'authorIdentityId' FROM %[1]s
-				WHERE conversation_id = $1 AND type IN ('message', 'message_updated')
-			UNION SELECT unnest(ARRAY[actor_identity_id, creator_identity_id, credential_subject_identity_id])
-				FROM %[2]s WHERE conversation_id = $1
+			SELECT {events.actor_identity_id} AS id FROM {events} WHERE {events.conversation_id} = $1
+			UNION SELECT {events.payload}->>'authorIdentityId' FROM {events}
+				WHERE {events.conversation_id} = $1 AND {events.type} IN ('message', 'message_updated')
+			UNION SELECT unnest(ARRAY[{conversations.actor_identity_id}, {conversations.creator_identity_id},
+					{conversations.credential_subject_identity_id}])
+				FROM {conversations} WHERE {conversations.conversation_id} = $1
 		)
-		SELECT %[5]s
-		FROM %[3]s i LEFT JOIN %[4]s u ON u.id = i.user_id
-		WHERE i.id IN (SELECT id FROM refs WHERE id IS NOT NULL)
-		ORDER BY i.id`, ident(t.Events), ident(t.Conversations), ident(t.Identities), ident(t.Users), identityColumns), id)
+		SELECT `+identityColumns+`
+		FROM {identities} i LEFT JOIN {users} u ON u.{users.id} = i.{identities.user_id}
+		WHERE i.{identities.id} IN (SELECT id FROM refs WHERE id IS NOT NULL)
+		ORDER BY i.{identities.id}`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -246,9 +249,8 @@ func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.Us
 	if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"); err != nil {
 		return nil, nil, fmt.Errorf("people: %w", err)
 	}
-	t := p.Tables
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM %s i LEFT JOIN %s u ON u.id = i.user_id ORDER BY i.id`,
-		identityColumns, ident(t.Identities), ident(t.Users)))
+	rows, err := tx.Query(ctx, p.SQL(`SELECT `+identityColumns+`
+		FROM {identities} i LEFT JOIN {users} u ON u.{users.id} = i.{identities.user_id} ORDER BY i.{identities.id}`))
 	if err != nil {
 		return nil, nil, fmt.Errorf("people: %w", explain(err, p))
 	}
@@ -256,9 +258,8 @@ func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.Us
 	if err != nil {
 		return nil, nil, fmt.Errorf("people: %w", err)
 	}
-	rows, err = tx.Query(ctx, fmt.Sprintf(`SELECT u.id, u.primary_email, u.primary_email_normalized, u.display_name, u.timezone,
-		u.is_admin, u.created_at, u.updated_at FROM %s u
-		WHERE NOT EXISTS (SELECT 1 FROM %s i WHERE i.user_id = u.id) ORDER BY u.id`, ident(t.Users), ident(t.Identities)))
+	rows, err = tx.Query(ctx, p.SQL(`SELECT `+userColumns+` FROM {users} u
+		WHERE NOT EXISTS (SELECT 1 FROM {identities} i WHERE i.{identities.user_id} = u.{users.id}) ORDER BY u.{users.id}`))
 	if err != nil {
 		return nil, nil, fmt.Errorf("people: %w", err)
 	}
@@ -276,8 +277,6 @@ func (e *Exporter) People(ctx context.Context) ([]history.Identity, []history.Us
 	}
 	return ids, users, nil
 }
-
-func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
 // explain adds what to check to the database errors that mean the
 // database is not what the profile describes. An export reads a product's

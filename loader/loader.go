@@ -124,6 +124,9 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 			return nil, err
 		}
 	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
 	hr := history.NewReader(ctxReader{ctx, r}, opts.File)
 	h, err := hr.Header()
 	if err != nil {
@@ -239,8 +242,8 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 		return fail(err)
 	}
 	var exists bool
-	if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s WHERE conversation_id = $1)",
-		ident(t.Conversations)), res.ConversationID).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, p.SQL("SELECT EXISTS (SELECT 1 FROM {conversations} WHERE {conversations.conversation_id} = $1)"),
+		res.ConversationID).Scan(&exists); err != nil {
 		return fail(err)
 	}
 	if exists {
@@ -256,17 +259,20 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 		return fail(err)
 	}
 	src := &copySource{next: next, id: res.ConversationID, idmap: idmap, file: res.File, firstUse: map[string]int64{}}
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{t.Events},
-		[]string{"conversation_id", "seq", "history_version", "schema_version", "idempotency_key", "type", "payload", "actor_identity_id", "created_at"},
-		src)
+	var columns []string
+	for _, c := range []string{"conversation_id", "seq", "history_version", "schema_version", "idempotency_key", "type", "payload", "actor_identity_id", "created_at"} {
+		columns = append(columns, p.Column("events."+c))
+	}
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{t.Events}, columns, src)
 	if err != nil {
 		return src.rowError(err)
 	}
 	res.Events = int(n)
 	res.Skipped = src.skipped
 	if n > 0 {
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET created_at = $2, last_activity_at = $3, updated_at = $3
-			WHERE conversation_id = $1`, ident(t.Conversations)),
+		if _, err := tx.Exec(ctx, p.SQL(`UPDATE {conversations} SET {conversations.created_at} = $2,
+			{conversations.last_activity_at} = $3, {conversations.updated_at} = $3
+			WHERE {conversations.conversation_id} = $1`),
 			res.ConversationID, time.UnixMilli(src.minAt), time.UnixMilli(src.maxAt)); err != nil {
 			return fail(err)
 		}
@@ -293,8 +299,8 @@ func (l *Loader) compare(ctx context.Context, tx pgx.Tx, p *schema.Profile, next
 		}
 		want.add(ev.Seq, ev.Type, ev.HistoryVersion, ev.SchemaVersion, ev.IdempotencyKey, ev.CreatedAtMs)
 	}
-	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT seq, type, history_version, schema_version, idempotency_key, created_at
-		FROM %s WHERE conversation_id = $1`, ident(p.Tables.Events)), res.ConversationID)
+	rows, err := tx.Query(ctx, p.SQL(`SELECT {events.seq}, {events.type}, {events.history_version}, {events.schema_version},
+		{events.idempotency_key}, {events.created_at} FROM {events} WHERE {events.conversation_id} = $1`), res.ConversationID)
 	if err != nil {
 		return err
 	}
@@ -345,18 +351,19 @@ func (d *digest) add(seq int64, typ string, hv, sv int64, key *string, createdAt
 }
 
 func upsertIdentities(ctx context.Context, tx pgx.Tx, p *schema.Profile, ids []history.Identity) (map[string]string, error) {
-	t := p.Tables
 	idmap := make(map[string]string, len(ids))
 	for i, id := range ids {
 		var userID *string
 		if u := id.User; u != nil {
 			var got string
-			err := tx.QueryRow(ctx, fmt.Sprintf(`WITH ins AS (
-					INSERT INTO %[1]s (id, primary_email, primary_email_normalized, display_name, timezone, is_admin, created_at, updated_at)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING RETURNING id)
-				SELECT id FROM ins UNION ALL
-				(SELECT id FROM %[1]s WHERE id = $1 OR primary_email_normalized = $3 ORDER BY id = $1 DESC LIMIT 1)
-				LIMIT 1`, ident(t.Users)),
+			err := tx.QueryRow(ctx, p.SQL(`WITH ins AS (
+					INSERT INTO {users} ({users.id}, {users.primary_email}, {users.primary_email_normalized}, {users.display_name},
+						{users.timezone}, {users.is_admin}, {users.created_at}, {users.updated_at})
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING RETURNING {users.id})
+				SELECT {users.id} FROM ins UNION ALL
+				(SELECT {users.id} FROM {users} WHERE {users.id} = $1 OR {users.primary_email_normalized} = $3
+					ORDER BY {users.id} = $1 DESC LIMIT 1)
+				LIMIT 1`),
 				u.ID, u.PrimaryEmail, u.PrimaryEmailNormalized, u.DisplayName, u.Timezone, u.IsAdmin,
 				time.UnixMilli(u.CreatedAtMs), time.UnixMilli(u.UpdatedAtMs)).Scan(&got)
 			if err != nil {
@@ -369,16 +376,20 @@ func upsertIdentities(ctx context.Context, tx pgx.Tx, p *schema.Profile, ids []h
 			metadata = id.Metadata
 		}
 		var got string
-		err := tx.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %s (id, kind, provider, provider_tenant_id, provider_subject_id,
-				display_name, handle, email, avatar_url, metadata_json, created_at, updated_at, user_id,
-				email_normalized, email_verified)
+		err := tx.QueryRow(ctx, p.SQL(`INSERT INTO {identities} AS cur ({identities.id}, {identities.kind}, {identities.provider},
+				{identities.provider_tenant_id}, {identities.provider_subject_id}, {identities.display_name}, {identities.handle},
+				{identities.email}, {identities.avatar_url}, {identities.metadata_json}, {identities.created_at},
+				{identities.updated_at}, {identities.user_id}, {identities.email_normalized}, {identities.email_verified})
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-			ON CONFLICT (provider, provider_tenant_id, provider_subject_id) DO UPDATE SET
-				display_name = EXCLUDED.display_name, handle = EXCLUDED.handle, email = EXCLUDED.email,
-				avatar_url = EXCLUDED.avatar_url, metadata_json = EXCLUDED.metadata_json,
-				user_id = coalesce(EXCLUDED.user_id, %[1]s.user_id), email_normalized = EXCLUDED.email_normalized,
-				email_verified = EXCLUDED.email_verified, updated_at = greatest(%[1]s.updated_at, EXCLUDED.updated_at)
-			RETURNING id`, ident(t.Identities)),
+			ON CONFLICT ({identities.provider}, {identities.provider_tenant_id}, {identities.provider_subject_id}) DO UPDATE SET
+				{identities.display_name} = EXCLUDED.{identities.display_name}, {identities.handle} = EXCLUDED.{identities.handle},
+				{identities.email} = EXCLUDED.{identities.email}, {identities.avatar_url} = EXCLUDED.{identities.avatar_url},
+				{identities.metadata_json} = EXCLUDED.{identities.metadata_json},
+				{identities.user_id} = coalesce(EXCLUDED.{identities.user_id}, cur.{identities.user_id}),
+				{identities.email_normalized} = EXCLUDED.{identities.email_normalized},
+				{identities.email_verified} = EXCLUDED.{identities.email_verified},
+				{identities.updated_at} = greatest(cur.{identities.updated_at}, EXCLUDED.{identities.updated_at})
+			RETURNING {identities.id}`),
 			id.ID, id.Kind, id.Provider, id.ProviderTenantID, id.ProviderSubjectID,
 			id.DisplayName, id.Handle, id.Email, id.AvatarURL, metadata,
 			time.UnixMilli(id.CreatedAtMs), time.UnixMilli(id.UpdatedAtMs), userID,
@@ -415,9 +426,11 @@ func insertConversation(ctx context.Context, tx pgx.Tx, p *schema.Profile, h *hi
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (conversation_id, schema_version, source, source_json,
-			destination_json, created_at, last_activity_at, updated_at, execution_status, duration_ms, execution_duration_ms)
-		VALUES ($1, 1, $2, $3, $4, now(), now(), now(), 'idle', 0, 0)`, ident(p.Tables.Conversations)),
+	_, err = tx.Exec(ctx, p.SQL(`INSERT INTO {conversations} ({conversations.conversation_id}, {conversations.schema_version},
+			{conversations.source}, {conversations.source_json}, {conversations.destination_json}, {conversations.created_at},
+			{conversations.last_activity_at}, {conversations.updated_at}, {conversations.execution_status},
+			{conversations.duration_ms}, {conversations.execution_duration_ms})
+		VALUES ($1, 1, $2, $3, $4, now(), now(), now(), 'idle', 0, 0)`),
 		id, source, srcJSON, dstJSON)
 	return err
 }
@@ -556,8 +569,6 @@ func explain(err error) error {
 	}
 	return err
 }
-
-func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
 func fileOr(name string) string {
 	if name == "" {

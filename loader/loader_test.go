@@ -438,3 +438,79 @@ func TestLoadReportsProgress(t *testing.T) {
 		t.Fatalf("progress %v; want %v", got, want)
 	}
 }
+
+func TestAProfileWithOtherNamesLoadsAndExports(t *testing.T) {
+	// A product with Junior's rows under other table and column names: the
+	// profile maps them, and load then export gives back what went in.
+	ctx := context.Background()
+	_, src := juniortest.Database(t)
+	slack, _ := juniortest.SlackThread()
+	juniortest.Insert(t, src, slack)
+	file := exportTo(t, src, slack.ID)
+
+	junior, err := schema.Lookup("junior")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *junior
+	other.Name = "renamed"
+	other.Tables.Events, other.Tables.Users = "events", "people"
+	other.Columns = map[string]string{
+		"events.seq": "event_seq", "events.payload": "body", "events.actor_identity_id": "actor",
+		"identities.provider_subject_id": "subject", "identities.user_id": "person_id",
+		"users.id": "person_id", "users.primary_email": "email",
+		"conversations.last_activity_at": "active_at", "conversations.conversation_id": "id",
+	}
+	if err := other.Check(); err != nil {
+		t.Fatal(err)
+	}
+	url := pgtest.NewDatabase(t)
+	dst := pgtest.Connect(t, url)
+	if _, err := dst.Exec(ctx, junior.DDL+`;
+		ALTER TABLE junior_conversation_events RENAME TO events;
+		ALTER TABLE events RENAME COLUMN seq TO event_seq;
+		ALTER TABLE events RENAME COLUMN payload TO body;
+		ALTER TABLE events RENAME COLUMN actor_identity_id TO actor;
+		ALTER TABLE junior_users RENAME TO people;
+		ALTER TABLE people RENAME COLUMN id TO person_id;
+		ALTER TABLE people RENAME COLUMN primary_email TO email;
+		ALTER TABLE junior_identities RENAME COLUMN provider_subject_id TO subject;
+		ALTER TABLE junior_identities RENAME COLUMN user_id TO person_id;
+		ALTER TABLE junior_conversations RENAME COLUMN last_activity_at TO active_at;
+		ALTER TABLE junior_conversations RENAME COLUMN conversation_id TO id`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&Loader{DB: dst, Profile: &other}).LoadFile(ctx, file, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &export.Exporter{DB: dst, Profile: &other, WithIdentities: true}
+	ids, err := ex.Select(ctx, export.Filter{Since: time.UnixMilli(0)})
+	if err != nil || len(ids) != 1 || ids[0] != slack.ID {
+		t.Fatalf("select: %v %v", ids, err)
+	}
+	var out bytes.Buffer
+	if _, err := ex.Export(ctx, res.ConversationID, &out); err != nil {
+		t.Fatal(err)
+	}
+	read := func(r io.Reader) *history.Recording {
+		t.Helper()
+		rec, err := history.Read(r, "export")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	in, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	want, got := read(in), read(&out)
+	if !reflect.DeepEqual(got.Events, want.Events) || !reflect.DeepEqual(got.Identities, want.Identities) || len(got.Identities) == 0 {
+		t.Fatalf("load then export under other names changed the conversation:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := (&Loader{DB: dst, Profile: &other}).LoadFile(ctx, file, Options{}); !errors.Is(err, ErrAlreadyLoaded) {
+		t.Fatalf("the second load: %v; want already loaded", err)
+	}
+}

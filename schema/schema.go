@@ -7,8 +7,10 @@
 // The one profile today is "junior", for getsentry/junior. Its tables are
 // junior_users, junior_identities, junior_conversations and
 // junior_conversation_events, with the columns, keys, foreign keys and
-// indexes of Junior's public schema. The export and loader packages speak
-// Junior's column names; a second product adds its own profile.
+// indexes of Junior's public schema. The export and loader packages write
+// their SQL in Junior's names, as placeholders (Profile.SQL) that a
+// profile maps to its product's tables and columns; a second product adds
+// its own profile.
 package schema
 
 import (
@@ -16,6 +18,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +31,10 @@ type Profile struct {
 	Name string
 	// Tables names the product's tables.
 	Tables Tables
+	// Columns maps a column, as Junior names it ("events.seq",
+	// "identities.provider_subject_id": see LogicalColumns), to the
+	// product's name for it. A column not listed keeps Junior's name.
+	Columns map[string]string
 	// UncopiedTypes are the event types the product's fork does not copy;
 	// export drops them and loader skips them.
 	UncopiedTypes []string
@@ -79,6 +86,90 @@ func Lookup(name string) (*Profile, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("%w %q: known profiles are %s", ErrUnknownProfile, name, strings.Join(Names(), ", "))
+}
+
+// LogicalColumns returns the columns export and loader read and write in
+// a table ("events", "conversations", "identities" or "users"), as Junior
+// names them: with the table, the keys of Profile.Columns.
+func LogicalColumns(table string) []string { return slices.Clone(logical[table]) }
+
+var logical = map[string][]string{
+	"events": {"conversation_id", "seq", "type", "history_version", "schema_version", "idempotency_key",
+		"created_at", "payload", "actor_identity_id"},
+	"conversations": {"conversation_id", "schema_version", "source", "source_json", "destination_json",
+		"actor_identity_id", "creator_identity_id", "credential_subject_identity_id",
+		"created_at", "last_activity_at", "updated_at", "execution_status", "duration_ms", "execution_duration_ms"},
+	"identities": {"id", "kind", "provider", "provider_tenant_id", "provider_subject_id", "display_name", "handle",
+		"email", "email_normalized", "email_verified", "avatar_url", "metadata_json", "created_at", "updated_at", "user_id"},
+	"users": {"id", "primary_email", "primary_email_normalized", "display_name", "timezone", "is_admin",
+		"created_at", "updated_at"},
+}
+
+// SQL expands the placeholders of a query written in Junior's names:
+// {events} (and {conversations}, {identities}, {users}) becomes the
+// profile's table, {events.seq} its column, each quoted as an identifier.
+// A placeholder that names no table or column LogicalColumns lists is a
+// bug in the query, and SQL panics.
+func (p *Profile) SQL(query string) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(query, '{')
+		if open < 0 {
+			b.WriteString(query)
+			return b.String()
+		}
+		end := strings.IndexByte(query[open:], '}')
+		if end < 0 {
+			panic("schema: unclosed placeholder in " + query)
+		}
+		b.WriteString(query[:open])
+		b.WriteString(pgx.Identifier{p.name(query[open+1 : open+end])}.Sanitize())
+		query = query[open+end+1:]
+	}
+}
+
+// name resolves one placeholder: a table, or table.column.
+func (p *Profile) name(placeholder string) string {
+	if _, _, isColumn := strings.Cut(placeholder, "."); isColumn {
+		return p.Column(placeholder)
+	}
+	switch placeholder {
+	case "events":
+		return p.Tables.Events
+	case "conversations":
+		return p.Tables.Conversations
+	case "identities":
+		return p.Tables.Identities
+	case "users":
+		return p.Tables.Users
+	}
+	panic("schema: unknown placeholder {" + placeholder + "}")
+}
+
+// Column returns the product's name for a column given as Junior names it,
+// "table.column" ("events.seq"). A column LogicalColumns does not list is
+// a bug in the caller, and Column panics.
+func (p *Profile) Column(column string) string {
+	table, name, _ := strings.Cut(column, ".")
+	if !slices.Contains(logical[table], name) {
+		panic("schema: unknown column " + column)
+	}
+	if product, ok := p.Columns[column]; ok {
+		return product
+	}
+	return name
+}
+
+// Check reports a profile whose Columns name a column export and loader
+// do not use, such as a misspelt one, which would otherwise be ignored.
+func (p *Profile) Check() error {
+	for key := range p.Columns {
+		table, column, _ := strings.Cut(key, ".")
+		if !slices.Contains(logical[table], column) {
+			return fmt.Errorf("schema profile %s: Columns[%q]: not a column export and loader use (see schema.LogicalColumns)", p.Name, key)
+		}
+	}
+	return nil
 }
 
 // Names returns the names of the known profiles, sorted.

@@ -105,3 +105,29 @@ func TestApplyIsIdempotentAndMatchesPublicSchema(t *testing.T) {
 		t.Error("a repeated idempotency key was accepted")
 	}
 }
+
+func TestProfileNames(t *testing.T) {
+	p, err := Lookup("junior")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Columns = map[string]string{"events.seq": "event_seq"}
+	query, want := "SELECT {events.seq}, i.{identities.id} FROM {events}", `SELECT "event_seq", i."id" FROM "junior_conversation_events"`
+	if got := p.SQL(query); got != want {
+		t.Errorf("SQL(%q) = %q; want %q", query, got, want)
+	}
+	for _, bad := range []string{"SELECT {events.sequence}", "SELECT {messages}", "SELECT {events.seq"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SQL(%q) did not panic", bad)
+				}
+			}()
+			p.SQL(bad)
+		}()
+	}
+	p.Columns["events.sequence"] = "seq"
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), `Columns["events.sequence"]`) {
+		t.Errorf("Check of a misspelt column: %v", err)
+	}
+}
