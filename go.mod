@@ -16,7 +16,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
