@@ -231,7 +231,7 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := parsePrompt(d, r.Header, body)
 	c, a := m.answer(p)
 	if a.status != 0 {
-		writeError(w, d, a.status, a.reason, c != nil)
+		writeError(w, d, a.status, a.reason, a.retry)
 	} else {
 		render(w, p, a, m.newID)
 	}
@@ -293,7 +293,7 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 	case kindTruncated:
 		a.text, a.finish = e.r.text, finishLength
 	case kindError:
-		a.status, a.reason = e.r.status, "fakeai: scripted provider error"
+		a.status, a.reason, a.retry = e.r.status, "fakeai: scripted provider error", true
 	case kindOutput:
 		text, err := outputText(e.r.output, p.Schema)
 		if err != nil {

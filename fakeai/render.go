@@ -372,10 +372,10 @@ func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
 }
 
 // writeError answers status in d's error shape, before any byte of a
-// stream. A scripted error lets the client retry as it would; an
-// unscripted prompt's says not to, so one mistake is one failure.
-func writeError(w http.ResponseWriter, d wire.Dialect, status int, message string, scripted bool) {
-	if !scripted {
+// stream. A scripted error lets the client retry as it would; any other
+// says not to, so that one mistake is one failure.
+func writeError(w http.ResponseWriter, d wire.Dialect, status int, message string, retry bool) {
+	if !retry {
 		w.Header().Set("x-should-retry", "false")
 	}
 	switch d {

@@ -120,6 +120,7 @@ type answer struct {
 	finish finish
 	status int    // a provider error, when not 0
 	reason string // why a provider error, for its message
+	retry  bool   // the client may retry it: a scripted error, not a mistake
 }
 
 type finish int
@@ -136,6 +137,10 @@ type sentCall struct {
 	input      json.RawMessage
 }
 
+// schemaURL names the request's schema for the compiler, which wants a
+// URL; nothing is fetched from it.
+const schemaURL = "https://fakeai.invalid/request-schema.json"
+
 // outputText encodes v as a structured answer and checks it against the
 // schema; schema nil checks nothing.
 func outputText(v any, schema json.RawMessage) (string, error) {
@@ -151,10 +156,10 @@ func outputText(v any, schema json.RawMessage) (string, error) {
 		return "", fmt.Errorf("the request's schema is not JSON: %w", err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("request-schema.json", doc); err != nil {
+	if err := c.AddResource(schemaURL, doc); err != nil {
 		return "", fmt.Errorf("the request's schema: %w", err)
 	}
-	sch, err := c.Compile("request-schema.json")
+	sch, err := c.Compile(schemaURL)
 	if err != nil {
 		return "", fmt.Errorf("the request's schema does not compile: %w", err)
 	}
