@@ -230,23 +230,19 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := parsePrompt(d, r.Header, body)
 	c, a := m.answer(p)
+	done := func() {
+		if c != nil {
+			m.mu.Lock()
+			c.Done = true
+			m.mu.Unlock()
+		}
+	}
 	if a.status != 0 {
+		done()
 		writeError(w, d, a.status, a.reason, a.retry)
-	} else {
-		render(w, p, a, m.newID)
+		return
 	}
-	if c != nil {
-		m.mu.Lock()
-		c.Done = true
-		m.mu.Unlock()
-	}
-}
-
-func (m *Model) newID() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.ids++
-	return m.ids
+	render(w, p, a, a.id, done)
 }
 
 // answer picks the script for p, records the call, and returns what to
@@ -285,7 +281,8 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 			missing = append(missing, sc.name+" "+sc.id)
 		}
 	}
-	a := answer{}
+	m.ids++
+	a := answer{id: m.ids}
 	c := &Exchange{Agent: picked.agent.Name, Prompt: p, Response: e.r}
 	switch e.r.kind {
 	case kindText:

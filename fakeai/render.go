@@ -135,23 +135,24 @@ func modelOf(p *Prompt) string {
 	return p.Model
 }
 
-// render writes a as p's dialect answers it, streamed when p asks.
-func render(w http.ResponseWriter, p *Prompt, a answer, newID func() int) {
-	id := newID()
+// render writes a as p's dialect answers it, streamed when p asks, and
+// calls done just before the last of it is written: once the agent can
+// see the answer end, the record says it was written.
+func render(w http.ResponseWriter, p *Prompt, a answer, id int, done func()) {
 	in, out := tokens(p.size), a.outputTokens()
 	switch p.Dialect {
 	case wire.Anthropic:
-		renderAnthropic(w, p, a, id, in, out)
+		renderAnthropic(w, p, a, id, in, out, done)
 	case wire.OpenAIChat:
-		renderChat(w, p, a, id, in, out)
+		renderChat(w, p, a, id, in, out, done)
 	case wire.OpenAIResponses:
-		renderResponses(w, p, a, id, in, out)
+		renderResponses(w, p, a, id, in, out, done)
 	case wire.AISDK:
-		renderAISDK(w, p, a, id, in, out)
+		renderAISDK(w, p, a, id, in, out, done)
 	}
 }
 
-func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
+func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	stop := map[finish]string{finishStop: "end_turn", finishTools: "tool_use", finishLength: "max_tokens"}[a.finish]
 	usage := obj{{"input_tokens", in}, {"output_tokens", out}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0}}
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
@@ -163,6 +164,7 @@ func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 		for _, c := range a.calls {
 			content = append(content, obj{{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.input}})
 		}
+		done()
 		writeJSON(w, http.StatusOK, obj{{"id", msgID}, {"type", "message"}, {"role", "assistant"}, {"model", modelOf(p)},
 			{"content", content}, {"stop_reason", stop}, {"stop_sequence", nil}, {"usage", usage}})
 		return
@@ -192,10 +194,11 @@ func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 	}
 	s.event("message_delta", obj{{"type", "message_delta"}, {"delta", obj{{"stop_reason", stop}, {"stop_sequence", nil}}},
 		{"usage", obj{{"output_tokens", out}}}})
+	done()
 	s.event("message_stop", obj{{"type", "message_stop"}})
 }
 
-func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
+func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	reason := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	chatID, created := fmt.Sprintf("chatcmpl-fake-%02d", id), time.Now().Unix()
 	usage := obj{{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}
@@ -208,6 +211,7 @@ func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
 			}
 			msg = append(msg, kv{"tool_calls", calls})
 		}
+		done()
 		writeJSON(w, http.StatusOK, obj{{"id", chatID}, {"object", "chat.completion"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{obj{{"index", 0}, {"message", msg}, {"logprobs", nil}, {"finish_reason", reason}}}}, {"usage", usage}})
 		return
@@ -237,6 +241,7 @@ func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
 		s.event("", obj{{"id", chatID}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{}}, {"usage", usage}})
 	}
+	done()
 	s.done()
 }
 
@@ -247,7 +252,7 @@ func nullable(s string) any {
 	return s
 }
 
-func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
+func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	respID, created := fmt.Sprintf("resp_fake_%02d", id), time.Now().Unix()
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
 	status := "completed"
@@ -283,6 +288,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 			{"output", output}, {"incomplete_details", incomplete}, {"usage", usage}}
 	}
 	if !p.Stream {
+		done()
 		writeJSON(w, http.StatusOK, response(status, output, usage))
 		return
 	}
@@ -319,6 +325,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 		ev("response.output_item.done", kv{"output_index", index}, kv{"item", call(c, string(c.input), "completed")})
 		index++
 	}
+	done()
 	if status == "incomplete" {
 		ev("response.incomplete", kv{"response", response(status, output, usage)})
 		return
@@ -326,7 +333,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 	ev("response.completed", kv{"response", response(status, output, usage)})
 }
 
-func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
+func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	v2 := p.specVersion == "2"
 	raw := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	unified := map[finish]string{finishStop: "stop", finishTools: "tool-calls", finishLength: "length"}[a.finish]
@@ -345,6 +352,7 @@ func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
 		for _, c := range a.calls {
 			content = append(content, obj{{"type", "tool-call"}, {"toolCallId", c.id}, {"toolName", c.name}, {"input", string(c.input)}})
 		}
+		done()
 		writeJSON(w, http.StatusOK, obj{{"content", content}, {"finishReason", reason}, {"usage", usage}, {"warnings", []any{}},
 			{"response", obj{{"id", genID}, {"modelId", modelOf(p)}, {"timestamp", stamp}}}})
 		return
@@ -368,6 +376,7 @@ func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int) {
 		s.event("", obj{{"type", "tool-input-end"}, {"id", c.id}})
 		s.event("", obj{{"type", "tool-call"}, {"toolCallId", c.id}, {"toolName", c.name}, {"input", string(c.input)}})
 	}
+	done()
 	s.event("", obj{{"type", "finish"}, {"finishReason", reason}, {"usage", usage}})
 }
 

@@ -115,6 +115,7 @@ func clip(s string) string {
 // answer is a response made concrete for one prompt: its text, and its
 // tool calls with the ids the agent will send their results under.
 type answer struct {
+	id     int // numbers the response's own ids
 	text   string
 	calls  []sentCall
 	finish finish
