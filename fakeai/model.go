@@ -59,6 +59,7 @@ type Model struct {
 	calls  []*Exchange
 	failed []string // what went wrong, said again at cleanup
 	ids    int
+	media  media
 }
 
 // script is one agent's queue of answers.
@@ -199,7 +200,7 @@ func (m *Model) Problems() []string {
 		out = append(out, fmt.Sprintf("fakeai: agent %q: %d scripted answers never asked for (%s): the loop stopped before reaching the scripted answer",
 			s.agent.Name, len(s.queue), strings.Join(left, ", ")))
 	}
-	return out
+	return append(out, m.mediaProblemsLocked()...)
 }
 
 func (m *Model) report(s string) {
@@ -222,6 +223,14 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fakeai: reading the request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	switch {
+	case isEmbeddings(r.URL.Path):
+		m.serveEmbeddings(w, r, body)
+		return
+	case isImages(r.URL.Path):
+		m.serveImages(w, r, body)
+		return
+	}
 	d := wire.DialectOf(r.URL.Path)
 	if d == "" {
 		m.report(fmt.Sprintf("fakeai: %s %s is not a model route", r.Method, r.URL.Path))
@@ -229,6 +238,10 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := parsePrompt(d, r.Header, body)
+	if p.images {
+		m.chatImages(w, p)
+		return
+	}
 	c, a := m.answer(p)
 	done := func() {
 		if c != nil {

@@ -35,6 +35,7 @@ type Prompt struct {
 	MaxTokens int
 
 	includeUsage bool   // OpenAI Chat: stream_options.include_usage
+	images       bool   // OpenAI Chat: modalities asks for images
 	specVersion  string // AI SDK: ai-language-model-specification-version
 	size         int    // bytes of the request body, for usage
 }
@@ -130,6 +131,7 @@ func parsePrompt(d wire.Dialect, h http.Header, body []byte) *Prompt {
 			p.Schema = raw(f.Get("schema"))
 		}
 	case wire.OpenAIChat:
+		p.images = j.Get(`modalities.#(=="image")`).Exists()
 		p.MaxTokens = int(j.Get("max_completion_tokens").Int())
 		if p.MaxTokens == 0 {
 			p.MaxTokens = int(j.Get("max_tokens").Int())
