@@ -52,18 +52,18 @@ func (m *Model) RespondImages(images ...[]byte) {
 
 // Embedding is one embeddings request: the values and the vectors given.
 type Embedding struct {
-	Model   string
-	Values  []string
-	Vectors [][]float32
+	Model   string      `json:"model"`
+	Values  []string    `json:"values"`
+	Vectors [][]float32 `json:"vectors"`
 }
 
 // ImageCall is one image request: its prompt and the images given.
 type ImageCall struct {
-	Model  string
-	Prompt string
-	N      int
-	Size   string
-	Images [][]byte
+	Model  string   `json:"model"`
+	Prompt string   `json:"prompt"`
+	N      int      `json:"n"`
+	Size   string   `json:"size,omitempty"`
+	Images [][]byte `json:"images"` // base64 in JSON
 }
 
 // EmbedCalls returns the embeddings requests, in order.

@@ -16,18 +16,19 @@ import (
 // Agent names the prompts a script answers: every field that is set must
 // hold. Its name is in every message about it.
 type Agent struct {
-	Name string
+	Name string `json:"name"`
 	// SystemPrefix and SystemContains match the system prompt.
-	SystemPrefix, SystemContains string
+	SystemPrefix   string `json:"systemPrefix,omitempty"`
+	SystemContains string `json:"systemContains,omitempty"`
 	// Tools match when the prompt offers each of them.
-	Tools []string
+	Tools []string `json:"tools,omitempty"`
 	// Model matches the model id.
-	Model string
+	Model string `json:"model,omitempty"`
 	// Purpose matches what the proxy's model_request event says: "agent"
 	// (tools offered), "structured" (a schema asked for) or "text".
-	Purpose string
+	Purpose string `json:"purpose,omitempty"`
 	// Match, if set, must also hold.
-	Match func(*Prompt) bool
+	Match func(*Prompt) bool `json:"-"`
 }
 
 func (a Agent) matches(p *Prompt) bool {
@@ -116,27 +117,27 @@ func (m *Model) scriptLocked(a Agent) *script {
 
 // Exchange is one prompt an agent sent and what the fake answered.
 type Exchange struct {
-	Agent    string
-	Prompt   *Prompt
-	Response Response
+	Agent    string   `json:"agent"`
+	Prompt   *Prompt  `json:"prompt"`
+	Response Response `json:"response"`
 	// ToolCalls are the tools the answer asked for, each with what the
 	// agent's tool returned, from the agent's next prompts.
-	ToolCalls []ToolCallResult
+	ToolCalls []ToolCallResult `json:"toolCalls,omitempty"`
 	// Done says the whole answer was written; a stream fills in as the
 	// agent reads it.
-	Done bool
+	Done bool `json:"done"`
 }
 
 // ToolCallResult is a tool call and what came back for it.
 type ToolCallResult struct {
-	ID    string
-	Name  string
-	Input json.RawMessage
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
 	// Returned says the agent sent a result; Result is it, IsError that
 	// the agent reported it as an error.
-	Returned bool
-	Result   string
-	IsError  bool
+	Returned bool   `json:"returned"`
+	Result   string `json:"result,omitempty"`
+	IsError  bool   `json:"isError,omitempty"`
 }
 
 // Calls returns what the agent was asked and answered, in order.
@@ -150,6 +151,19 @@ func (m *Model) Calls(a Agent) []Exchange {
 			cc.ToolCalls = slices.Clone(c.ToolCalls)
 			out = append(out, cc)
 		}
+	}
+	return out
+}
+
+// AllCalls returns every agent's calls, in order.
+func (m *Model) AllCalls() []Exchange {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Exchange, 0, len(m.calls))
+	for _, c := range m.calls {
+		cc := *c
+		cc.ToolCalls = slices.Clone(c.ToolCalls)
+		out = append(out, cc)
 	}
 	return out
 }
@@ -183,8 +197,17 @@ func (m *Model) AssertNeverPrompted(a Agent) {
 	}
 }
 
-// Problems returns what went wrong so far, and the scripts no prompt
-// used: what New's cleanup fails the test with.
+// Failures returns what went wrong so far: unscripted prompts and
+// embeddings and images, outputs that broke their schema, tool results
+// that did not come.
+func (m *Model) Failures() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.failed)
+}
+
+// Problems returns the failures and the scripts no prompt used: what
+// New's cleanup fails the test with.
 func (m *Model) Problems() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

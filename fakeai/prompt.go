@@ -13,26 +13,26 @@ import (
 // Prompt is one model request as the fake read it, the same in every
 // dialect.
 type Prompt struct {
-	Dialect wire.Dialect
-	Model   string
-	Stream  bool
+	Dialect wire.Dialect `json:"dialect"`
+	Model   string       `json:"model"`
+	Stream  bool         `json:"stream"`
 	// System is the whole system prompt (Anthropic system, OpenAI system
 	// and developer messages, Responses instructions, AI SDK system
 	// messages), parts joined by a blank line.
-	System   string
-	Messages []Message
-	Tools    []Tool
+	System   string    `json:"system"`
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
 	// Schema is the JSON schema the request asks the answer to follow,
 	// if it asks for structured output.
-	Schema json.RawMessage
+	Schema json.RawMessage `json:"schema,omitempty"`
 	// Results are the tool results the request carries.
-	Results []ToolResult
+	Results []ToolResult `json:"results,omitempty"`
 	// Purpose is "agent" when tools are offered, "structured" when a
 	// schema is asked for, else "text": what the proxy's model_request
 	// event says.
-	Purpose string
+	Purpose string `json:"purpose"`
 	// MaxTokens is the output limit the request sets, 0 when none.
-	MaxTokens int
+	MaxTokens int `json:"maxTokens,omitempty"`
 
 	includeUsage bool   // OpenAI Chat: stream_options.include_usage
 	images       bool   // OpenAI Chat: modalities asks for images
@@ -42,22 +42,22 @@ type Prompt struct {
 
 // Message is one message of a prompt, its text parts joined.
 type Message struct {
-	Role string // user, assistant or tool
-	Text string
+	Role string `json:"role"` // user, assistant or tool
+	Text string `json:"text"`
 }
 
 // Tool is a tool the request offers.
 type Tool struct {
-	Name        string
-	Description string
-	Schema      json.RawMessage
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
 }
 
 // ToolResult is what an agent's tool returned, as the request carries it.
 type ToolResult struct {
-	CallID  string
-	Content string
-	IsError bool
+	CallID  string `json:"callId"`
+	Content string `json:"content"`
+	IsError bool   `json:"isError,omitempty"`
 }
 
 // Text is the prompt's messages, each as "role: text", one per line, for

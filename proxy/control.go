@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
@@ -21,7 +22,8 @@ import (
 //
 //	POST   /v1/scopes                   {"name": "..."}            open a test scope: 204; 409 when one is open
 //	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N}, "dropped": N when it failed;
-//	                                                               422 when the agent called a Slack method the mock lacks
+//	                                                               422 when the agent called a Slack method the mock lacks,
+//	                                                               or the scripted model got a prompt no script answers
 //	GET    /v1/stats                                               counts (Stats)
 //	GET    /v1/misses                                              replay misses, with their nearest recordings
 //	GET    /v1/events?hold=TYPE,...                                progress events as SSE; holds model_request,
@@ -36,6 +38,12 @@ import (
 //	                                     "retryAfterMs", "extra"}  ("ratelimited": 429 with Retry-After): 204
 //	GET    /v1/slack/calls?method=M                                the calls the mock answered, and unknown methods
 //	GET    /v1/slack/channels/{id}/messages                        a channel's messages
+//	POST   /v1/fakeai/respond           {"agent", "responses"}     script the model (rules in mode fake): 204
+//	GET    /v1/fakeai/calls?agent=NAME                             {"calls": [...], "failures": [...]}
+//	POST   /v1/fakeai/embeddings        {"vectors": [[...]]}       queue embedding vectors: 204
+//	GET    /v1/fakeai/embeddings                                   the embeddings requests
+//	POST   /v1/fakeai/images            {"images": [base64]}       queue images: 204
+//	GET    /v1/fakeai/images                                       the image requests
 func (p *Proxy) Control(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/scopes", func(w http.ResponseWriter, r *http.Request) {
@@ -64,10 +72,11 @@ func (p *Proxy) Control(token string) http.Handler {
 		switch {
 		case errors.Is(err, ErrScopeNotOpen):
 			writeError(w, http.StatusConflict, err.Error())
-		case errors.Is(err, ErrUnknownSlackMethod):
+		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted):
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnprocessableEntity)
-			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "unknownSlack": res.UnknownSlack})
+			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
+				"unknownSlack": res.UnknownSlack, "unscripted": res.Unscripted})
 		case err != nil:
 			writeError(w, http.StatusInternalServerError, err.Error())
 		default:
@@ -130,6 +139,7 @@ func (p *Proxy) Control(token string) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	p.fakeRoutes(mux)
 	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { p.streamEvents(w, r) })
 	mux.HandleFunc("POST /v1/events/{id}/release", func(w http.ResponseWriter, r *http.Request) {
 		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -206,4 +216,62 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// fakeRoutes are the control API's calls that script the model rules in
+// mode fake answer from, and read what it was asked.
+func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
+	decode := func(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			writeError(w, http.StatusBadRequest, "the body must be "+shape+": "+err.Error())
+			return false
+		}
+		return true
+	}
+	mux.HandleFunc("POST /v1/fakeai/respond", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Agent     fakeai.Agent      `json:"agent"`
+			Responses []fakeai.Response `json:"responses"`
+		}
+		if !decode(w, r, &body, `{"agent": {"name", "systemPrefix", "systemContains", "tools", "model", "purpose"}, "responses": [{"text"} | {"output"} | {"toolCalls", "then"} | {"truncated"} | {"providerError"}]}`) {
+			return
+		}
+		if body.Agent.Name == "" || len(body.Responses) == 0 {
+			writeError(w, http.StatusBadRequest, `an agent needs a "name", and a script at least one response`)
+			return
+		}
+		p.c.fake.Respond(body.Agent, body.Responses...)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/fakeai/calls", func(w http.ResponseWriter, r *http.Request) {
+		calls := p.c.fake.AllCalls()
+		if name := r.URL.Query().Get("agent"); name != "" {
+			calls = p.c.fake.Calls(fakeai.Agent{Name: name})
+		}
+		writeJSON(w, map[string]any{"calls": calls, "failures": p.c.fake.Failures()})
+	})
+	mux.HandleFunc("POST /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Vectors [][]float32 `json:"vectors"`
+		}
+		if !decode(w, r, &body, `{"vectors": [[0.1, 0.2], ...]}`) {
+			return
+		}
+		p.c.fake.RespondEmbeddings(body.Vectors...)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.EmbedCalls()) })
+	mux.HandleFunc("POST /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Images [][]byte `json:"images"`
+		}
+		if !decode(w, r, &body, `{"images": ["<base64>", ...]}`) {
+			return
+		}
+		p.c.fake.RespondImages(body.Images...)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.ImageCalls()) })
 }

@@ -1,14 +1,22 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/proxy/ca"
@@ -86,4 +94,179 @@ func TestRecordAStandInGatewayAndReplayItOffline(t *testing.T) {
 	if types(evs) != types(live.events) || types(evs) != "request,model_request,response,tool_request,done" {
 		t.Fatalf("replay events %s; live %s", types(evs), types(live.events))
 	}
+}
+
+// fakeProxy is a proxy whose Anthropic rule is in mode fake, answered by
+// m, and an agent's client that goes through it.
+func fakeProxy(t *testing.T, m *fakeai.Model) (*Proxy, *http.Client) {
+	t.Helper()
+	authority, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{CA: authority, Allow: []string{"https://api.anthropic.com"}, Dir: t.TempDir(), Fake: m,
+		Rules: []Rule{{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: ModeFake}}}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	proxyURL, _ := url.Parse(srv.URL)
+	roots := x509.NewCertPool()
+	roots.AddCert(authority.Cert)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	t.Cleanup(client.CloseIdleConnections)
+	return p, client
+}
+
+// toolLoop runs the Anthropic SDK's tool loop through hc: the tool's
+// result is lookup's, and it returns the final text.
+func toolLoop(t *testing.T, hc *http.Client, lookup func(input []byte) string) string {
+	t.Helper()
+	client := anthropicClient(hc, "https://api.anthropic.com")
+	params := anthropic.MessageNewParams{Model: "claude-fake", MaxTokens: 100,
+		System:   []anthropic.TextBlockParam{{Text: "You are the support agent."}},
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Did the deploy go out?"))},
+		Tools:    []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "lookup", InputSchema: anthropic.ToolInputSchemaParam{}}}}}
+	for turn := 0; turn < 3; turn++ {
+		s := client.Messages.NewStreaming(context.Background(), params)
+		var msg anthropic.Message
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Err(); err != nil {
+			t.Fatal(err)
+		}
+		params.Messages = append(params.Messages, msg.ToParam())
+		var results []anthropic.ContentBlockParamUnion
+		for _, b := range msg.Content {
+			if b.Type == "tool_use" {
+				results = append(results, anthropic.NewToolResultBlock(b.ID, lookup(b.Input), false))
+			}
+		}
+		if len(results) == 0 {
+			return msg.Content[0].Text
+		}
+		params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
+	}
+	t.Fatal("the loop did not end")
+	return ""
+}
+
+func TestModeFakeRunsAToolLoopWithProgressAndHolds(t *testing.T) {
+	m := fakeai.New(t)
+	support := fakeai.Agent{Name: "support", Tools: []string{"lookup"}}
+	m.Respond(support, fakeai.ToolCalls(fakeai.Call("lookup", map[string]string{"q": "deploy"})).Then(fakeai.Text("It went out at 14:02.")))
+	p, hc := fakeProxy(t, m)
+	var seen recorder
+	defer p.Subscribe(seen.handle)()
+	// A test holds the tool request, and the agent's tool waits for it.
+	held, release := make(chan struct{}), make(chan struct{})
+	defer p.Subscribe(func(ctx context.Context, ev Event) {
+		if ev.Type == EventToolRequest {
+			close(held)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	})()
+	toolRan := make(chan struct{})
+	final := make(chan string, 1)
+	go func() {
+		final <- toolLoop(t, hc, func([]byte) string { close(toolRan); return `{"status":"deployed"}` })
+	}()
+	<-held
+	select {
+	case <-toolRan:
+		t.Fatal("the tool ran while its request was held")
+	default:
+	}
+	close(release)
+	if got := <-final; got != "It went out at 14:02." {
+		t.Fatalf("final text %q", got)
+	}
+	const want = "request,model_request,response,tool_request,done,request,model_request,response,done"
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		seen.mu.Lock()
+		got := types(seen.events)
+		seen.mu.Unlock()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events %s; want %s", got, want)
+		}
+	}
+	calls := m.Calls(support)
+	if len(calls) != 2 || calls[0].ToolCalls[0].Result != `{"status":"deployed"}` || p.Stats().Faked != 2 {
+		t.Fatalf("calls %+v, stats %+v", calls, p.Stats())
+	}
+}
+
+func TestFakeModelScriptedOverTheControlAPIWithCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is not installed: apt-get install curl (.ci/run does)")
+	}
+	p, hc := fakeProxy(t, nil)
+	ctl := httptest.NewServer(p.Control("tok"))
+	defer ctl.Close()
+	curl := func(want int, args ...string) string {
+		t.Helper()
+		out, err := exec.Command("curl", append([]string{"-sS", "-w", "\n%{http_code}", "-H", "Authorization: Bearer tok"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl %v: %v\n%s", args, err, out)
+		}
+		i := strings.LastIndex(string(out), "\n")
+		body, code := strings.TrimSpace(string(out[:i])), strings.TrimSpace(string(out[i+1:]))
+		if code != fmt.Sprint(want) {
+			t.Fatalf("curl %v: %s %s; want %d", args, code, body, want)
+		}
+		return body
+	}
+	// The README's example.
+	curl(204, "-d", `{"agent":{"name":"support","tools":["lookup"]},"responses":[{"toolCalls":[{"name":"lookup","input":{"q":"deploy"}}],"then":{"text":"It went out at 14:02."}}]}`,
+		ctl.URL+"/v1/fakeai/respond")
+	curl(204, "-d", `{"name":"deploy question"}`, ctl.URL+"/v1/scopes")
+	if got := toolLoop(t, hc, func([]byte) string { return `{"status":"deployed"}` }); got != "It went out at 14:02." {
+		t.Fatalf("final text %q", got)
+	}
+	var calls struct {
+		Calls []struct {
+			Agent     string
+			Prompt    struct{ System string }
+			ToolCalls []struct {
+				Name     string
+				Returned bool
+				Result   string
+			}
+		}
+		Failures []string
+	}
+	if err := json.Unmarshal([]byte(curl(200, ctl.URL+"/v1/fakeai/calls?agent=support")), &calls); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls.Calls) != 2 || calls.Calls[0].Prompt.System != "You are the support agent." || len(calls.Calls[0].ToolCalls) != 1 ||
+		!calls.Calls[0].ToolCalls[0].Returned || calls.Calls[0].ToolCalls[0].Result != `{"status":"deployed"}` || len(calls.Failures) != 0 {
+		t.Fatalf("calls %+v", calls)
+	}
+	curl(200, "-d", `{"passed":true}`, ctl.URL+"/v1/scopes/deploy%20question/end")
+
+	// An unscripted prompt: the agent gets a provider error, and the
+	// scope fails though the test said it passed.
+	curl(204, "-d", `{"name":"unscripted"}`, ctl.URL+"/v1/scopes")
+	client := anthropicClient(hc, "https://api.anthropic.com")
+	_, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{Model: "claude-fake", MaxTokens: 10,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Nobody scripted this"))}})
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("unscripted prompt: %v", err)
+	}
+	body := curl(422, "-d", `{"passed":true}`, ctl.URL+"/v1/scopes/unscripted/end")
+	if !strings.Contains(body, "Nobody scripted this") || !strings.Contains(body, `"unscripted"`) {
+		t.Fatalf("end of the failed scope: %s", body)
+	}
+	curl(400, "-d", `{"agent":{"name":"x"},"responses":[{"text":"a","truncated":"b"}]}`, ctl.URL+"/v1/fakeai/respond")
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 	"github.com/agentvcr/agentvcr/proxy/slack"
@@ -42,15 +43,18 @@ const (
 	ModePassthrough Mode = "passthrough"
 	// ModeMock serves the rule's requests from Proxy.Slack, in process.
 	ModeMock Mode = "mock"
+	// ModeFake answers the rule's model requests from Proxy.Fake, a
+	// scripted model, in process.
+	ModeFake Mode = "fake"
 )
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeAuto, ModeReplay, ModeRecord, ModePassthrough, ModeMock:
+	case ModeAuto, ModeReplay, ModeRecord, ModePassthrough, ModeMock, ModeFake:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown mode %q: use auto, replay, record, passthrough or mock", s)
+	return "", fmt.Errorf("unknown mode %q: use auto, replay, record, passthrough, mock or fake", s)
 }
 
 // Header is the response header that says what the proxy did: an Outcome.
@@ -68,6 +72,7 @@ const (
 	OutcomeMissed      Outcome = "missed"      // no recording in replay: 412, nothing went live
 	OutcomePassthrough Outcome = "passthrough" // went live, nothing written: a rule in mode passthrough, or no rule
 	OutcomeMocked      Outcome = "mocked"      // answered by the Slack mock
+	OutcomeFaked       Outcome = "faked"       // answered by the scripted model
 	OutcomeFault       Outcome = "fault"       // answered by an injected fault
 	OutcomeRefused     Outcome = "refused"     // off the allow list: 403
 )
@@ -180,6 +185,10 @@ type Proxy struct {
 	Log *slog.Logger
 	// Slack serves the rules in mode mock; nil means a new, empty mock.
 	Slack *slack.Mock
+	// Fake answers the rules in mode fake; nil means a new model with no
+	// scripts, whose failures (an unscripted prompt) are logged and fail
+	// the open test scope.
+	Fake *fakeai.Model
 	// HoldTimeout bounds how long an event handler may keep a request
 	// waiting; 0 means 60 s. A hold that outlasts it fails the request
 	// with a HoldExpiredError.
@@ -213,6 +222,7 @@ type config struct {
 	mode                Mode
 	maxRecord           int
 	slack               *slack.Mock
+	fake                *fakeai.Model
 	holdTimeout         time.Duration
 	classify            func(wire.Request) string
 	upstream            http.RoundTripper
@@ -229,6 +239,13 @@ const (
 	defaultMaxRecord   = 32 << 20
 	defaultHoldTimeout = 60 * time.Second
 )
+
+// FakeModel returns the scripted model the proxy answers rules in mode
+// fake with: Fake, or the one Start made when Fake was nil.
+func (p *Proxy) FakeModel() *fakeai.Model {
+	p.init()
+	return p.c.fake
+}
 
 // SlackMock returns the Slack mock the proxy serves rules in mode mock
 // with: Slack, or the one Start made when Slack was nil. Tests seed it and
@@ -254,6 +271,7 @@ type Stats struct {
 	Live        int `json:"live"`
 	Passthrough int `json:"passthrough"`
 	Mocked      int `json:"mocked"`
+	Faked       int `json:"faked"`
 	Refused     int `json:"refused"`
 }
 
@@ -277,7 +295,7 @@ func (p *Proxy) setup() error {
 	if p.CA == nil {
 		return ErrBuiltinCA
 	}
-	c := config{mode: p.Mode, maxRecord: p.MaxRecord, slack: p.Slack, holdTimeout: p.HoldTimeout, classify: p.Classify,
+	c := config{mode: p.Mode, maxRecord: p.MaxRecord, slack: p.Slack, fake: p.Fake, holdTimeout: p.HoldTimeout, classify: p.Classify,
 		upstream: p.Upstream, timing: p.Timing, dir: p.Dir, log: p.Log, allow: slices.Clone(p.Allow),
 		passthroughUnlisted: p.PassthroughUnlisted, ca: p.CA}
 	if c.mode == "" {
@@ -288,6 +306,9 @@ func (p *Proxy) setup() error {
 	}
 	if c.slack == nil {
 		c.slack = slack.New()
+	}
+	if c.fake == nil {
+		c.fake = fakeai.NewModel(func(s string) { p.log(slog.LevelWarn, s) })
 	}
 	if c.holdTimeout == 0 {
 		c.holdTimeout = defaultHoldTimeout
@@ -527,6 +548,12 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 	}
 	if mode == ModePassthrough {
 		return p.passthrough(req)
+	}
+	if mode == ModeFake {
+		resp := inProcess(p.c.fake, req)
+		resp.Header.Set(Header, string(OutcomeFaked))
+		p.count(func(s *Stats) { s.Faked++ })
+		return resp, nil
 	}
 	if mode == ModeMock {
 		rec := httptest.NewRecorder()

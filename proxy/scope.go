@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ type scope struct {
 	name     string
 	missed   int // misses at its start, to count its own
 	unknown  int // unknown Slack methods at its start
+	fakes    int // failures of the scripted model at its start
 	recorded []scoped
 	ended    bool
 	// open counts the responses of the scope being recorded: the agent
@@ -75,6 +77,10 @@ type ScopeResult struct {
 	// UnknownSlack are the Slack methods the agent called that the mock
 	// does not know; a scope with any counts as failed.
 	UnknownSlack []string `json:"unknownSlack,omitempty"`
+	// Unscripted are the scripted model's failures in the scope: prompts
+	// (and embeddings and images) no script answered; a scope with any
+	// counts as failed.
+	Unscripted []string `json:"unscripted,omitempty"`
 }
 
 // Errors of the scope calls, for the control API to answer with.
@@ -85,6 +91,10 @@ var (
 	// Slack method the mock does not know: the mock answered
 	// unknown_method, so the test did not see what Slack would do.
 	ErrUnknownSlackMethod = errors.New("the agent called Slack methods the mock does not know")
+	// ErrUnscripted fails a scope in which the scripted model got a
+	// prompt no script answered: the agent saw a provider error the test
+	// did not mean.
+	ErrUnscripted = errors.New("the scripted model got what no script answers")
 )
 
 // settleTimeout bounds how long EndScope waits for the scope's responses
@@ -105,13 +115,13 @@ func (p *Proxy) BeginScope(name string) error {
 	if err := p.init(); err != nil {
 		return err
 	}
-	unknown := len(p.c.slack.Unknown())
+	unknown, fakes := len(p.c.slack.Unknown()), len(p.c.fake.Failures())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.scope != nil {
 		return fmt.Errorf("%w: %q", ErrScopeOpen, p.scope.name)
 	}
-	p.scope = &scope{name: name, missed: p.stats.Missed, unknown: unknown}
+	p.scope = &scope{name: name, missed: p.stats.Missed, unknown: unknown, fakes: fakes}
 	p.scope.settled = sync.NewCond(&p.scope.mu)
 	return nil
 }
@@ -120,7 +130,8 @@ func (p *Proxy) BeginScope(name string) error {
 // recordings are written to their cassettes; if not, they are dropped, as
 // if never made. A scope in which the agent called a Slack method the mock
 // does not know counts as failed, and EndScope returns
-// ErrUnknownSlackMethod.
+// ErrUnknownSlackMethod; one in which the scripted model got a prompt no
+// script answers, ErrUnscripted.
 func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if err := p.init(); err != nil {
 		return ScopeResult{}, err
@@ -128,9 +139,9 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if sc := p.currentScope(); sc != nil && sc.name == name {
 		sc.settle(settleTimeout)
 	}
-	unknown := p.c.slack.Unknown()
+	unknown, fakes := p.c.slack.Unknown(), p.c.fake.Failures()
 	p.mu.Lock()
-	res, touched, failed, err := p.endScopeLocked(name, passed, unknown)
+	res, touched, failed, err := p.endScopeLocked(name, passed, unknown, fakes)
 	p.mu.Unlock()
 	if err != nil || touched == nil {
 		return res, err
@@ -148,7 +159,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 
 // endScopeLocked closes the scope; the caller holds p.mu. It returns the
 // rules whose cassettes must be written, when the scope passed.
-func (p *Proxy) endScopeLocked(name string, passed bool, unknown []string) (ScopeResult, map[*ruleState]bool, error, error) {
+func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes []string) (ScopeResult, map[*ruleState]bool, error, error) {
 	sc := p.scope
 	if sc == nil || sc.name != name {
 		return ScopeResult{}, nil, nil, fmt.Errorf("%w: %q", ErrScopeNotOpen, name)
@@ -160,6 +171,11 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown []string) (Scop
 	if len(unknown) > sc.unknown {
 		res.UnknownSlack = unknown[sc.unknown:]
 		failed = fmt.Errorf("%w: %v; the scope counts as failed and its recordings were dropped (add the method to proxy/slack, or give Slack a rule in another mode)", ErrUnknownSlackMethod, res.UnknownSlack)
+		passed = false
+	}
+	if len(fakes) > sc.fakes {
+		res.Unscripted = fakes[sc.fakes:]
+		failed = errors.Join(failed, fmt.Errorf("%w: %s; the scope counts as failed (script it with POST /v1/fakeai/respond)", ErrUnscripted, strings.Join(res.Unscripted, "; ")))
 		passed = false
 	}
 	touched := map[*ruleState]bool{}
