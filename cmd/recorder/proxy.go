@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,11 @@ type proxyFlags struct {
 	listenAny           bool
 	quiet               bool
 	logFormat           string
+	fakeModel           bool
 }
+
+// modelRules names the rules --fake-model answers from the scripted model.
+const modelRules = "model, anthropic, openai"
 
 // stopTimeout bounds how long an interrupted proxy lets the exchanges in
 // flight finish.
@@ -70,7 +75,9 @@ what it recorded, says so, and exits 130.
 Modes: auto (replay, or go live and record), replay (a miss gets 412 and
 nothing goes live), record (go live and record again), passthrough (go live,
 write nothing), mock (Slack answered by the in-process mock; for a rule,
-"mode: mock" in --config). The default is auto, or replay when $CI is set.
+"mode: mock" in --config), fake (model requests answered by the scripted
+model, for a rule, or --fake-model for the model rules). The default is
+auto, or replay when $CI is set.
 
 The control API (loopback, bearer token) opens and ends test scopes,
 streams progress events (GET /v1/events?hold=...) and releases holds,
@@ -78,7 +85,8 @@ queues faults (POST /v1/faults), and seeds and reads the Slack mock; the
 README lists every call.`,
 		Example: `  recorder proxy --dir recordings/cassettes
   recorder proxy --mode replay --allow https://api.example.com --timing realtime
-  recorder proxy --config proxy.yaml --listen 127.0.0.1:8899`,
+  recorder proxy --config proxy.yaml --listen 127.0.0.1:8899
+  recorder proxy --fake-model   # then: curl ... -d '{"agent":..., "responses":[...]}' $CONTROL/v1/fakeai/respond`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), cmd, e) },
 	}
@@ -96,6 +104,7 @@ README lists every call.`,
 	fl.BoolVar(&f.listenAny, "listen-any", false, "let --listen be an address other than loopback (the proxy then intercepts for anyone who reaches it)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only, not each exchange")
 	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fl.BoolVar(&f.fakeModel, "fake-model", false, "answer the model rules (model, anthropic, openai) from the scripted model: script it with POST /v1/fakeai/respond")
 	return cmd
 }
 
@@ -108,6 +117,9 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		m, err := proxy.ParseMode(f.mode)
 		if err != nil {
 			return nil, nil, cli.UsageError{Err: err}
+		}
+		if m == proxy.ModeFake {
+			return nil, nil, cli.Usagef("--mode fake: the scripted model answers model requests only; pass --fake-model to answer the model rules from it")
 		}
 		mode = m
 	}
@@ -148,6 +160,18 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 			return nil, nil, cli.UsageError{Err: err}
 		}
 		allow, rules, passthrough = c.Allow, c.Rules, c.PassthroughUnlisted || passthrough
+	}
+	if f.fakeModel {
+		faked := 0
+		for i := range rules {
+			if slices.Contains(strings.Split(modelRules, ", "), rules[i].Name) {
+				rules[i].Mode = proxy.ModeFake
+				faked++
+			}
+		}
+		if faked == 0 {
+			return nil, nil, cli.Usagef("--fake-model: no rule is named %s (see --config)", modelRules)
+		}
 	}
 	authority, err := ca.Open(f.caDir)
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -147,5 +149,37 @@ func TestEnvCommand(t *testing.T) {
 	}
 	if r := recorder(t, "", "env", "--proxy-loopback"); r.code != 0 || !strings.Contains(r.stdout, "export NO_PROXY=''") {
 		t.Fatalf("env --proxy-loopback: %+v", r)
+	}
+}
+
+func TestProxyFakeModel(t *testing.T) {
+	stderr := newStderrLines()
+	rp := startProxy(t, stderr, "--fake-model", "--dir", t.TempDir())
+	rp.call(t, "/v1/fakeai/respond", `{"agent":{"name":"titler","purpose":"text"},"responses":[{"text":"Deploy status"}]}`)
+
+	ca, err := os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentvcr", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	proxyURL, _ := url.Parse(rp.proxy)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Post("https://api.openai.com/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"gpt-fake","messages":[{"role":"user","content":"Title this thread"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Choices []struct{ Message struct{ Content string } }
+	}
+	json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if resp.Header.Get("X-Agentvcr") != "faked" || len(got.Choices) != 1 || got.Choices[0].Message.Content != "Deploy status" {
+		t.Fatalf("through the proxy: %s %+v", resp.Header.Get("X-Agentvcr"), got)
+	}
+	if r := recorder(t, "", "proxy", "--mode", "fake"); r.code != 2 || !strings.Contains(r.stderr, "--fake-model") {
+		t.Fatalf("--mode fake: %+v", r)
 	}
 }
