@@ -82,38 +82,40 @@ func (m *Model) ImageCalls() []ImageCall {
 
 // AssertEmbedded fails the test unless a value embedded satisfies pred.
 func (m *Model) AssertEmbedded(pred func(value string) bool) {
-	m.t.Helper()
 	for _, e := range m.EmbedCalls() {
 		if slices.ContainsFunc(e.Values, pred) {
 			return
 		}
 	}
-	m.t.Errorf("fakeai: none of the values embedded is the one asserted (%d embeddings requests)", len(m.EmbedCalls()))
+	m.errorf("fakeai: none of the values embedded is the one asserted (%d embeddings requests)", len(m.EmbedCalls()))
 }
 
 // AssertNeverEmbedded fails the test if anything was embedded.
 func (m *Model) AssertNeverEmbedded() {
-	m.t.Helper()
+	if m.t != nil {
+		m.t.Helper()
+	}
 	if e := m.EmbedCalls(); len(e) > 0 {
-		m.t.Errorf("fakeai: %d embeddings requests; want none (first: %q)", len(e), clip(strings.Join(e[0].Values, " | ")))
+		m.errorf("fakeai: %d embeddings requests; want none (first: %q)", len(e), clip(strings.Join(e[0].Values, " | ")))
 	}
 }
 
 // AssertGeneratedImage fails the test unless an image was asked for with
 // a prompt that satisfies pred.
 func (m *Model) AssertGeneratedImage(pred func(prompt string) bool) {
-	m.t.Helper()
 	calls := m.ImageCalls()
 	if !slices.ContainsFunc(calls, func(c ImageCall) bool { return pred(c.Prompt) }) {
-		m.t.Errorf("fakeai: none of the %d image requests is the one asserted", len(calls))
+		m.errorf("fakeai: none of the %d image requests is the one asserted", len(calls))
 	}
 }
 
 // AssertNeverGeneratedImage fails the test if an image was asked for.
 func (m *Model) AssertNeverGeneratedImage() {
-	m.t.Helper()
+	if m.t != nil {
+		m.t.Helper()
+	}
 	if c := m.ImageCalls(); len(c) > 0 {
-		m.t.Errorf("fakeai: %d image requests; want none (first: %q)", len(c), clip(c[0].Prompt))
+		m.errorf("fakeai: %d image requests; want none (first: %q)", len(c), clip(c[0].Prompt))
 	}
 }
 

@@ -171,29 +171,29 @@ func (m *Model) AllCalls() []Exchange {
 // AssertPrompted fails the test unless a prompt of the agent satisfies
 // pred.
 func (m *Model) AssertPrompted(a Agent, pred func(*Prompt) bool) {
-	m.t.Helper()
 	calls := m.Calls(a)
 	if !slices.ContainsFunc(calls, func(c Exchange) bool { return pred(c.Prompt) }) {
-		m.t.Errorf("fakeai: agent %q: none of its %d prompts is the one asserted", a.Name, len(calls))
+		m.errorf("fakeai: agent %q: none of its %d prompts is the one asserted", a.Name, len(calls))
 	}
 }
 
 // AssertNotPrompted fails the test if a prompt of the agent satisfies
 // pred.
 func (m *Model) AssertNotPrompted(a Agent, pred func(*Prompt) bool) {
-	m.t.Helper()
 	for i, c := range m.Calls(a) {
 		if pred(c.Prompt) {
-			m.t.Errorf("fakeai: agent %q: prompt %d is one asserted never to come: %q", a.Name, i+1, c.Prompt.start())
+			m.errorf("fakeai: agent %q: prompt %d is one asserted never to come: %q", a.Name, i+1, c.Prompt.start())
 		}
 	}
 }
 
 // AssertNeverPrompted fails the test if the agent was prompted at all.
 func (m *Model) AssertNeverPrompted(a Agent) {
-	m.t.Helper()
+	if m.t != nil {
+		m.t.Helper()
+	}
 	if calls := m.Calls(a); len(calls) > 0 {
-		m.t.Errorf("fakeai: agent %q was prompted %d times; want never (first: %q)", a.Name, len(calls), calls[0].Prompt.start())
+		m.errorf("fakeai: agent %q was prompted %d times; want never (first: %q)", a.Name, len(calls), calls[0].Prompt.start())
 	}
 }
 
@@ -226,13 +226,23 @@ func (m *Model) Problems() []string {
 	return append(out, m.mediaProblemsLocked()...)
 }
 
+// errorf fails an assertion: the test's, or, for a model made with
+// NewModel, through its fail func.
+func (m *Model) errorf(format string, args ...any) {
+	if m.t != nil {
+		m.t.Helper()
+		m.t.Errorf(format, args...)
+		return
+	}
+	m.report(fmt.Sprintf(format, args...))
+}
+
 func (m *Model) report(s string) {
 	m.mu.Lock()
 	m.failed = append(m.failed, s)
 	m.mu.Unlock()
 	if m.t != nil {
-		m.t.Helper()
-	}
+		}
 	if m.fail != nil {
 		m.fail(s)
 	}
