@@ -82,6 +82,9 @@ func (m *Model) ImageCalls() []ImageCall {
 
 // AssertEmbedded fails the test unless a value embedded satisfies pred.
 func (m *Model) AssertEmbedded(pred func(value string) bool) {
+	if m.t != nil {
+		m.t.Helper()
+	}
 	for _, e := range m.EmbedCalls() {
 		if slices.ContainsFunc(e.Values, pred) {
 			return
@@ -103,6 +106,9 @@ func (m *Model) AssertNeverEmbedded() {
 // AssertGeneratedImage fails the test unless an image was asked for with
 // a prompt that satisfies pred.
 func (m *Model) AssertGeneratedImage(pred func(prompt string) bool) {
+	if m.t != nil {
+		m.t.Helper()
+	}
 	calls := m.ImageCalls()
 	if !slices.ContainsFunc(calls, func(c ImageCall) bool { return pred(c.Prompt) }) {
 		m.errorf("fakeai: none of the %d image requests is the one asserted", len(calls))

@@ -171,6 +171,9 @@ func (m *Model) AllCalls() []Exchange {
 // AssertPrompted fails the test unless a prompt of the agent satisfies
 // pred.
 func (m *Model) AssertPrompted(a Agent, pred func(*Prompt) bool) {
+	if m.t != nil {
+		m.t.Helper()
+	}
 	calls := m.Calls(a)
 	if !slices.ContainsFunc(calls, func(c Exchange) bool { return pred(c.Prompt) }) {
 		m.errorf("fakeai: agent %q: none of its %d prompts is the one asserted", a.Name, len(calls))
@@ -180,6 +183,9 @@ func (m *Model) AssertPrompted(a Agent, pred func(*Prompt) bool) {
 // AssertNotPrompted fails the test if a prompt of the agent satisfies
 // pred.
 func (m *Model) AssertNotPrompted(a Agent, pred func(*Prompt) bool) {
+	if m.t != nil {
+		m.t.Helper()
+	}
 	for i, c := range m.Calls(a) {
 		if pred(c.Prompt) {
 			m.errorf("fakeai: agent %q: prompt %d is one asserted never to come: %q", a.Name, i+1, c.Prompt.start())
