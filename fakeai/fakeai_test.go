@@ -222,3 +222,30 @@ func TestEveryDialectReadsAsTheProxyReadsIt(t *testing.T) {
 		}
 	}
 }
+
+func TestResponsesAsTheControlAPITakesThem(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"text":"hi"}`, `Text("hi")`},
+		{`{"output":{"team":"support"}}`, `Output({"team":"support"})`},
+		{`{"toolCalls":[{"name":"lookup","input":{"q":"x"}}],"then":{"text":"done"}}`, `ToolCalls(lookup).Then(Text("done"))`},
+		{`{"truncated":"cut"}`, `Truncated("cut")`},
+		{`{"providerError":529}`, `ProviderError(529)`},
+	} {
+		var r fakeai.Response
+		if err := json.Unmarshal([]byte(tt.in), &r); err != nil || r.String() != tt.want {
+			t.Errorf("%s: %v %v; want %s", tt.in, r, err, tt.want)
+			continue
+		}
+		b, _ := json.Marshal(r)
+		var again fakeai.Response
+		if err := json.Unmarshal(b, &again); err != nil || again.String() != tt.want {
+			t.Errorf("%s: round trip %s: %v %v", tt.in, b, again, err)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"text":"a","truncated":"b"}`, `{"providerError":200}`, `{"toolCalls":[{"input":{}}]}`, `{"txt":"a"}`} {
+		var r fakeai.Response
+		if err := json.Unmarshal([]byte(bad), &r); err == nil {
+			t.Errorf("%s: accepted as %v", bad, r)
+		}
+	}
+}
