@@ -248,7 +248,7 @@ func (m *Model) report(s string) {
 	m.failed = append(m.failed, s)
 	m.mu.Unlock()
 	if m.t != nil {
-		}
+	}
 	if m.fail != nil {
 		m.fail(s)
 	}
