@@ -247,8 +247,6 @@ func (m *Model) report(s string) {
 	m.mu.Lock()
 	m.failed = append(m.failed, s)
 	m.mu.Unlock()
-	if m.t != nil {
-	}
 	if m.fail != nil {
 		m.fail(s)
 	}
