@@ -48,6 +48,9 @@ func (r *Response) UnmarshalJSON(b []byte) error {
 		}
 		*r = Output(v)
 	case j.ToolCalls != nil:
+		if len(j.ToolCalls) == 0 {
+			return errors.New(`"toolCalls" needs at least one call`)
+		}
 		var calls []ToolCall
 		for _, c := range j.ToolCalls {
 			if c.Name == "" {
@@ -56,6 +59,9 @@ func (r *Response) UnmarshalJSON(b []byte) error {
 			input := c.Input
 			if len(input) == 0 {
 				input = json.RawMessage("{}")
+			}
+			if !isObject(input) {
+				return fmt.Errorf("tool call %s: the input is %s; a tool's input is a JSON object", c.Name, input)
 			}
 			calls = append(calls, ToolCall{Name: c.Name, Input: input})
 		}

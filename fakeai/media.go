@@ -2,6 +2,7 @@ package fakeai
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -266,7 +267,7 @@ func (m *Model) serveImages(w http.ResponseWriter, r *http.Request, body []byte)
 // chatImages answers a Chat Completions request for image output
 // (modalities ["image"], as the AI gateway takes it): the message carries
 // the images as data URLs.
-func (m *Model) chatImages(w http.ResponseWriter, p *Prompt) {
+func (m *Model) chatImages(ctx context.Context, w http.ResponseWriter, p *Prompt) {
 	c, ok := m.drawImages(ImageCall{Model: p.Model, Prompt: p.LastUser(), N: 1})
 	if !ok {
 		writeError(w, wire.OpenAIChat, http.StatusServiceUnavailable, "fakeai: no scripted image for this prompt", false)
@@ -283,7 +284,7 @@ func (m *Model) chatImages(w http.ResponseWriter, p *Prompt) {
 				{"logprobs", nil}, {"finish_reason", "stop"}}}}, {"usage", obj{{"prompt_tokens", tokens(p.size)}, {"completion_tokens", 0}, {"total_tokens", tokens(p.size)}}}})
 		return
 	}
-	s := newStream(w)
+	s := newStream(ctx, w)
 	chunk := func(delta obj, finish any) obj {
 		return obj{{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{obj{{"index", 0}, {"delta", delta}, {"logprobs", nil}, {"finish_reason", finish}}}}}

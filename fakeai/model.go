@@ -2,6 +2,7 @@ package fakeai
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/agentvcr/agentvcr/proxy/wire"
 )
@@ -29,6 +32,19 @@ type Agent struct {
 	Purpose string `json:"purpose,omitempty"`
 	// Match, if set, must also hold.
 	Match func(*Prompt) bool `json:"-"`
+}
+
+// Validate says what makes the agent unable to match: no name, or a
+// purpose no prompt has.
+func (a Agent) Validate() error {
+	if a.Name == "" {
+		return errors.New("fakeai: an agent needs a name")
+	}
+	switch a.Purpose {
+	case "", "agent", "structured", "text":
+		return nil
+	}
+	return fmt.Errorf("fakeai: agent %q: purpose %q matches no prompt: use agent, structured or text", a.Name, a.Purpose)
 }
 
 func (a Agent) matches(p *Prompt) bool {
@@ -95,24 +111,39 @@ func NewModel(fail func(string)) *Model { return &Model{fail: fail} }
 // Respond queues responses for the agent's next prompts, one each, in
 // order. An agent is known by its name: the matcher of its first Respond
 // holds.
+//
+// Agents are tried in the order they were first scripted: the first that
+// matches a prompt and has an answer for it takes it, so script the
+// narrow agents before a catch-all.
 func (m *Model) Respond(a Agent, responses ...Response) {
+	if err := a.Validate(); err != nil {
+		m.report(err.Error())
+	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.scriptLocked(a)
+	s, again := m.scriptLocked(a)
 	for _, r := range responses {
 		s.queue = append(s.queue, entry{r: r})
 	}
+	m.mu.Unlock()
+	if again {
+		m.report(fmt.Sprintf("fakeai: agent %q scripted again with another matcher: the first holds; give the other agent its own name", a.Name))
+	}
 }
 
-func (m *Model) scriptLocked(a Agent) *script {
+// scriptLocked returns the agent's script, and whether an agent of that
+// name was scripted before with another matcher.
+func (m *Model) scriptLocked(a Agent) (*script, bool) {
 	for _, s := range m.agents {
 		if s.agent.Name == a.Name {
-			return s
+			o := s.agent
+			differs := o.SystemPrefix != a.SystemPrefix || o.SystemContains != a.SystemContains || o.Model != a.Model ||
+				o.Purpose != a.Purpose || !slices.Equal(o.Tools, a.Tools) || (o.Match == nil) != (a.Match == nil)
+			return s, differs
 		}
 	}
 	s := &script{agent: a}
 	m.agents = append(m.agents, s)
-	return s
+	return s, false
 }
 
 // Exchange is one prompt an agent sent and what the fake answered.
@@ -144,7 +175,7 @@ type ToolCallResult struct {
 func (m *Model) Calls(a Agent) []Exchange {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Exchange
+	out := []Exchange{}
 	for _, c := range m.calls {
 		if c.Agent == a.Name {
 			cc := *c
@@ -159,7 +190,7 @@ func (m *Model) Calls(a Agent) []Exchange {
 func (m *Model) AllCalls() []Exchange {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]Exchange, 0, len(m.calls))
+	out := []Exchange{}
 	for _, c := range m.calls {
 		cc := *c
 		cc.ToolCalls = slices.Clone(c.ToolCalls)
@@ -209,7 +240,7 @@ func (m *Model) AssertNeverPrompted(a Agent) {
 func (m *Model) Failures() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.failed)
+	return append([]string{}, m.failed...)
 }
 
 // Problems returns the failures and the scripts no prompt used: what
@@ -217,7 +248,11 @@ func (m *Model) Failures() []string {
 func (m *Model) Problems() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := slices.Clone(m.failed)
+	return append(slices.Clone(m.failed), m.unusedLocked()...)
+}
+
+func (m *Model) unusedLocked() []string {
+	var out []string
 	for _, s := range m.agents {
 		if len(s.queue) == 0 {
 			continue
@@ -230,6 +265,28 @@ func (m *Model) Problems() []string {
 			s.agent.Name, len(s.queue), strings.Join(left, ", ")))
 	}
 	return append(out, m.mediaProblemsLocked()...)
+}
+
+// DropUnused returns the scripted answers (and vectors and images) no
+// request used, as Problems describes them, and forgets them: what the
+// end of a test scope does, so that one test's script never answers the
+// next test's prompt.
+func (m *Model) DropUnused() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	unused := m.unusedLocked()
+	for _, s := range m.agents {
+		s.queue = nil
+	}
+	m.media.vectors, m.media.images = nil, nil
+	return unused
+}
+
+// Reset forgets every script, call and failure: the model as it was made.
+func (m *Model) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.agents, m.calls, m.failed, m.media = nil, nil, nil, media{}
 }
 
 // errorf fails an assertion: the test's, or, for a model made with
@@ -255,9 +312,23 @@ func (m *Model) report(s string) {
 // ServeHTTP answers a model request by its path, as the proxy's dialect
 // detection reads it.
 func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	d := wire.DialectOf(r.URL.Path)
+	bad := func(status int, why string) {
+		m.report(fmt.Sprintf("fakeai: %s %s: %s", r.Method, r.URL.Path, why))
+		writeError(w, d, status, "fakeai: "+why, false)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		bad(http.StatusMethodNotAllowed, "model routes take POST")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		http.Error(w, "fakeai: reading the request: "+err.Error(), http.StatusBadRequest)
+		bad(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is unreadable or over %d MiB: %v", maxBody>>20, err))
+		return
+	}
+	if why := malformed(r.URL.Path, d, body); why != "" {
+		bad(http.StatusBadRequest, why)
 		return
 	}
 	switch {
@@ -268,15 +339,13 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.serveImages(w, r, body)
 		return
 	}
-	d := wire.DialectOf(r.URL.Path)
 	if d == "" {
-		m.report(fmt.Sprintf("fakeai: %s %s is not a model route", r.Method, r.URL.Path))
-		http.Error(w, "fakeai: not a model route: "+r.URL.Path, http.StatusNotFound)
+		bad(http.StatusNotFound, "not a model route")
 		return
 	}
 	p := parsePrompt(d, r.Header, body)
 	if p.images {
-		m.chatImages(w, p)
+		m.chatImages(r.Context(), w, p)
 		return
 	}
 	c, a := m.answer(p)
@@ -292,7 +361,7 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, d, a.status, a.reason, a.retry)
 		return
 	}
-	render(w, p, a, a.id, done)
+	render(r.Context(), w, p, a, a.id, done)
 }
 
 // answer picks the script for p, records the call, and returns what to
@@ -300,31 +369,28 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 	m.mu.Lock()
 	m.returnedLocked(p)
-	var named, picked *script
-	for _, s := range m.agents {
-		if !s.agent.matches(p) {
-			continue
-		}
-		if named == nil {
-			named = s
-		}
-		if len(s.queue) > 0 {
-			picked = s
-			break
-		}
-	}
+	picked, i, named := m.pickLocked(p)
 	if picked == nil {
 		m.mu.Unlock()
 		who := "no agent matches it"
 		if named != nil {
 			who = fmt.Sprintf("agent %q has no scripted answer left", named.agent.Name)
+			if len(named.queue) > 0 {
+				who = fmt.Sprintf("agent %q has answers only for prompts that carry the results of its tool calls", named.agent.Name)
+			}
 		}
 		m.report(fmt.Sprintf("fakeai: unscripted prompt (%s, model %q, purpose %s): %s: %q",
 			p.Dialect, p.Model, p.Purpose, who, p.start()))
-		return nil, answer{status: http.StatusServiceUnavailable, reason: "fakeai: no scripted answer for this prompt: " + who}
+		status := http.StatusServiceUnavailable
+		if p.Dialect == wire.AISDK {
+			// The AI SDK retries every 5xx whatever the headers say; a
+			// 400 is one failure, not three.
+			status = http.StatusBadRequest
+		}
+		return nil, answer{status: status, reason: "fakeai: no scripted answer for this prompt: " + who}
 	}
-	e := picked.queue[0]
-	picked.queue = picked.queue[1:]
+	e := picked.queue[i]
+	picked.queue = slices.Delete(picked.queue, i, i+1)
 	var missing []string
 	for _, sc := range e.after {
 		if !slices.ContainsFunc(p.Results, func(r ToolResult) bool { return r.CallID == sc.id }) {
@@ -350,6 +416,11 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 		a.text = text
 	case kindToolCalls:
 		a.finish = finishTools
+		if bad := unoffered(p, e.r.calls); bad != "" {
+			a.status, a.reason = http.StatusInternalServerError, "fakeai: "+bad
+			defer m.report(fmt.Sprintf("fakeai: agent %q: %s: %s", picked.agent.Name, e.r, bad))
+			break
+		}
 		for _, tc := range e.r.calls {
 			m.ids++
 			sc := sentCall{id: callID(p.Dialect, m.ids), itemID: fmt.Sprintf("fc_fake_%d", m.ids), name: tc.Name, input: tc.Input}
@@ -357,10 +428,8 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 			c.ToolCalls = append(c.ToolCalls, ToolCallResult{ID: sc.id, Name: tc.Name, Input: tc.Input})
 		}
 	}
-	if e.r.then != nil {
-		next := entry{r: *e.r.then, after: a.calls}
-		next.r.then = e.r.then.then
-		picked.queue = append([]entry{next}, picked.queue...)
+	if e.r.then != nil && a.status == 0 {
+		picked.queue = append([]entry{{r: *e.r.then, after: a.calls}}, picked.queue...)
 	}
 	m.calls = append(m.calls, c)
 	m.mu.Unlock()
@@ -368,6 +437,104 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 		m.report(fmt.Sprintf("fakeai: agent %q: the prompt after the tool calls carries no result for %s", picked.agent.Name, strings.Join(missing, ", ")))
 	}
 	return c, a
+}
+
+// maxBody caps a request body, as providers cap theirs.
+const maxBody = 32 << 20
+
+// malformed says what a request lacks that its provider would refuse it
+// for, or "".
+func malformed(path string, d wire.Dialect, body []byte) string {
+	if !gjson.ValidBytes(body) {
+		return "the request body is not JSON"
+	}
+	j := gjson.ParseBytes(body)
+	need := func(field string, ok func(gjson.Result) bool, what string) string {
+		if v := j.Get(field); !v.Exists() || !ok(v) {
+			return fmt.Sprintf("the request needs %q, %s", field, what)
+		}
+		return ""
+	}
+	array := func(v gjson.Result) bool { return v.IsArray() }
+	number := func(v gjson.Result) bool { return v.Type == gjson.Number }
+	str := func(v gjson.Result) bool { return v.Type == gjson.String }
+	textOrArray := func(v gjson.Result) bool { return v.Type == gjson.String || v.IsArray() }
+	switch {
+	case isEmbeddings(path) && strings.HasSuffix(path, "/embedding-model"):
+		return need("values", array, "an array of values")
+	case isEmbeddings(path):
+		return need("input", textOrArray, "a string or an array")
+	case isImages(path):
+		return need("prompt", str, "a string")
+	}
+	switch d {
+	case wire.Anthropic:
+		if why := need("messages", array, "an array"); why != "" {
+			return why
+		}
+		return need("max_tokens", number, "a number")
+	case wire.OpenAIChat:
+		return need("messages", array, "an array")
+	case wire.OpenAIResponses:
+		return need("input", textOrArray, "a string or an array of items")
+	case wire.AISDK:
+		return need("prompt", array, "an array")
+	}
+	return ""
+}
+
+// pickLocked chooses the queued answer for p: a follow-up whose tool
+// calls p carries results for, so that each conversation gets its own;
+// else the next answer that waits for no results, of the first agent
+// that matches p and has one. named is the first agent that matches.
+func (m *Model) pickLocked(p *Prompt) (picked *script, i int, named *script) {
+	for _, s := range m.agents {
+		if !s.agent.matches(p) {
+			continue
+		}
+		if named == nil {
+			named = s
+		}
+		for i, e := range s.queue {
+			if slices.ContainsFunc(e.after, func(c sentCall) bool {
+				return slices.ContainsFunc(p.Results, func(r ToolResult) bool { return r.CallID == c.id })
+			}) {
+				return s, i, named
+			}
+		}
+	}
+	for _, s := range m.agents {
+		if !s.agent.matches(p) {
+			continue
+		}
+		for i, e := range s.queue {
+			if len(e.after) == 0 {
+				return s, i, named
+			}
+		}
+	}
+	return nil, -1, named
+}
+
+// unoffered says which scripted tool calls the request does not offer:
+// the real model could not have asked for them.
+func unoffered(p *Prompt, calls []ToolCall) string {
+	var offered, bad []string
+	for _, t := range p.Tools {
+		offered = append(offered, t.Name)
+	}
+	for _, c := range calls {
+		if !slices.Contains(offered, c.Name) {
+			bad = append(bad, c.Name)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	if len(offered) == 0 {
+		return fmt.Sprintf("the request offers no tools, so the model cannot call %s", strings.Join(bad, ", "))
+	}
+	return fmt.Sprintf("the request does not offer %s (it offers %s)", strings.Join(bad, ", "), strings.Join(offered, ", "))
 }
 
 // returnedLocked fills in the results p carries into the calls that asked

@@ -127,8 +127,13 @@ func parsePrompt(d wire.Dialect, h http.Header, body []byte) *Prompt {
 		for _, t := range j.Get("tools").Array() {
 			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("input_schema"))})
 		}
-		if f := j.Get("output_format"); f.Exists() {
-			p.Schema = raw(f.Get("schema"))
+		// output_config.format is the current field; output_format is
+		// the beta's, which older clients still send.
+		for _, path := range []string{"output_config.format", "output_format"} {
+			if f := j.Get(path); f.Exists() {
+				p.Schema = raw(f.Get("schema"))
+				break
+			}
 		}
 	case wire.OpenAIChat:
 		p.images = j.Get(`modalities.#(=="image")`).Exists()

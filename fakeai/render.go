@@ -1,8 +1,10 @@
 package fakeai
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -36,36 +38,63 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// stream writes server-sent events, flushing each.
+// stream writes server-sent events, flushing each. Once the client has
+// gone (its request's context ends, or a write fails) it writes nothing
+// more, so a long answer nobody reads ends at once.
 type stream struct {
+	ctx context.Context
 	w   http.ResponseWriter
+	err error
 	seq int // Responses' sequence_number
 }
 
-func newStream(w http.ResponseWriter) *stream {
+func newStream(ctx context.Context, w http.ResponseWriter) *stream {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	return &stream{w: w}
+	return &stream{ctx: ctx, w: w}
+}
+
+// gone says whether the client has gone, so nothing more is written.
+func (s *stream) gone() bool {
+	if s.err == nil {
+		s.err = s.ctx.Err()
+	}
+	return s.err != nil
+}
+
+func (s *stream) write(text string) {
+	if s.gone() {
+		return
+	}
+	if _, s.err = io.WriteString(s.w, text); s.err == nil {
+		if f, ok := s.w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 }
 
 func (s *stream) event(name string, v any) {
-	b, _ := json.Marshal(v)
-	if name != "" {
-		fmt.Fprintf(s.w, "event: %s\n", name)
+	if s.gone() {
+		return
 	}
-	fmt.Fprintf(s.w, "data: %s\n\n", b)
-	if f, ok := s.w.(http.Flusher); ok {
-		f.Flush()
+	b, _ := json.Marshal(v)
+	line := "data: " + string(b) + "\n\n"
+	if name != "" {
+		line = "event: " + name + "\n" + line
+	}
+	s.write(line)
+}
+
+// finishing calls done before the last event is written, unless the
+// client has gone: an answer cut short is not done.
+func (s *stream) finishing(done func()) {
+	if !s.gone() {
+		done()
 	}
 }
 
-func (s *stream) done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	if f, ok := s.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (s *stream) done() { s.write("data: [DONE]\n\n") }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -138,21 +167,21 @@ func modelOf(p *Prompt) string {
 // render writes a as p's dialect answers it, streamed when p asks, and
 // calls done just before the last of it is written: once the agent can
 // see the answer end, the record says it was written.
-func render(w http.ResponseWriter, p *Prompt, a answer, id int, done func()) {
+func render(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, done func()) {
 	in, out := tokens(p.size), a.outputTokens()
 	switch p.Dialect {
 	case wire.Anthropic:
-		renderAnthropic(w, p, a, id, in, out, done)
+		renderAnthropic(ctx, w, p, a, id, in, out, done)
 	case wire.OpenAIChat:
-		renderChat(w, p, a, id, in, out, done)
+		renderChat(ctx, w, p, a, id, in, out, done)
 	case wire.OpenAIResponses:
-		renderResponses(w, p, a, id, in, out, done)
+		renderResponses(ctx, w, p, a, id, in, out, done)
 	case wire.AISDK:
-		renderAISDK(w, p, a, id, in, out, done)
+		renderAISDK(ctx, w, p, a, id, in, out, done)
 	}
 }
 
-func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderAnthropic(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	stop := map[finish]string{finishStop: "end_turn", finishTools: "tool_use", finishLength: "max_tokens"}[a.finish]
 	usage := obj{{"input_tokens", in}, {"output_tokens", out}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0}}
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
@@ -169,7 +198,7 @@ func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 			{"content", content}, {"stop_reason", stop}, {"stop_sequence", nil}, {"usage", usage}})
 		return
 	}
-	s := newStream(w)
+	s := newStream(ctx, w)
 	s.event("message_start", obj{{"type", "message_start"}, {"message", obj{{"id", msgID}, {"type", "message"}, {"role", "assistant"},
 		{"model", modelOf(p)}, {"content", []any{}}, {"stop_reason", nil}, {"stop_sequence", nil},
 		{"usage", obj{{"input_tokens", in}, {"output_tokens", 1}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0}}}}}})
@@ -194,11 +223,11 @@ func renderAnthropic(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 	}
 	s.event("message_delta", obj{{"type", "message_delta"}, {"delta", obj{{"stop_reason", stop}, {"stop_sequence", nil}}},
 		{"usage", obj{{"output_tokens", out}}}})
-	done()
+	s.finishing(done)
 	s.event("message_stop", obj{{"type", "message_stop"}})
 }
 
-func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderChat(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	reason := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	chatID, created := fmt.Sprintf("chatcmpl-fake-%02d", id), time.Now().Unix()
 	usage := obj{{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}
@@ -216,7 +245,7 @@ func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, don
 			{"choices", []any{obj{{"index", 0}, {"message", msg}, {"logprobs", nil}, {"finish_reason", reason}}}}, {"usage", usage}})
 		return
 	}
-	s := newStream(w)
+	s := newStream(ctx, w)
 	chunk := func(delta obj, finish any) obj {
 		c := obj{{"id", chatID}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{obj{{"index", 0}, {"delta", delta}, {"logprobs", nil}, {"finish_reason", finish}}}}}
@@ -241,7 +270,7 @@ func renderChat(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, don
 		s.event("", obj{{"id", chatID}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{}}, {"usage", usage}})
 	}
-	done()
+	s.finishing(done)
 	s.done()
 }
 
@@ -252,7 +281,7 @@ func nullable(s string) any {
 	return s
 }
 
-func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	respID, created := fmt.Sprintf("resp_fake_%02d", id), time.Now().Unix()
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
 	status := "completed"
@@ -292,7 +321,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 		writeJSON(w, http.StatusOK, response(status, output, usage))
 		return
 	}
-	s := newStream(w)
+	s := newStream(ctx, w)
 	ev := func(typ string, fields ...kv) {
 		e := obj{{"type", typ}, {"sequence_number", s.seq}}
 		s.seq++
@@ -325,7 +354,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 		ev("response.output_item.done", kv{"output_index", index}, kv{"item", call(c, string(c.input), "completed")})
 		index++
 	}
-	done()
+	s.finishing(done)
 	if status == "incomplete" {
 		ev("response.incomplete", kv{"response", response(status, output, usage)})
 		return
@@ -333,7 +362,7 @@ func renderResponses(w http.ResponseWriter, p *Prompt, a answer, id, in, out int
 	ev("response.completed", kv{"response", response(status, output, usage)})
 }
 
-func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderAISDK(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
 	v2 := p.specVersion == "2"
 	raw := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	unified := map[finish]string{finishStop: "stop", finishTools: "tool-calls", finishLength: "length"}[a.finish]
@@ -357,7 +386,7 @@ func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, do
 			{"response", obj{{"id", genID}, {"modelId", modelOf(p)}, {"timestamp", stamp}}}})
 		return
 	}
-	s := newStream(w)
+	s := newStream(ctx, w)
 	s.event("", obj{{"type", "stream-start"}, {"warnings", []any{}}})
 	s.event("", obj{{"type", "response-metadata"}, {"id", genID}, {"modelId", modelOf(p)}, {"timestamp", stamp}})
 	if a.text != "" {
@@ -376,7 +405,7 @@ func renderAISDK(w http.ResponseWriter, p *Prompt, a answer, id, in, out int, do
 		s.event("", obj{{"type", "tool-input-end"}, {"id", c.id}})
 		s.event("", obj{{"type", "tool-call"}, {"toolCallId", c.id}, {"toolName", c.name}, {"input", string(c.input)}})
 	}
-	done()
+	s.finishing(done)
 	s.event("", obj{{"type", "finish"}, {"finishReason", reason}, {"usage", usage}})
 }
 

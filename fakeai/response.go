@@ -41,7 +41,12 @@ func Output(v any) Response { return Response{kind: kindOutput, output: v} }
 
 // ToolCalls answers by asking for tools. Then says what the model answers
 // once the agent sends the tools' results.
-func ToolCalls(calls ...ToolCall) Response { return Response{kind: kindToolCalls, calls: calls} }
+func ToolCalls(calls ...ToolCall) Response {
+	if len(calls) == 0 {
+		panic("fakeai.ToolCalls: no calls; a model that asks for tools asks for at least one")
+	}
+	return Response{kind: kindToolCalls, calls: calls}
+}
 
 // Truncated answers with text cut off at the token limit: finish reason
 // length (OpenAI), max_tokens (Anthropic), incomplete (Responses).
@@ -50,7 +55,12 @@ func Truncated(text string) Response { return Response{kind: kindTruncated, text
 // ProviderError answers with the provider's error for status in the
 // request's dialect (429 rate limit, 500, 503, 529 overloaded...), before
 // any byte of a stream.
-func ProviderError(status int) Response { return Response{kind: kindError, status: status} }
+func ProviderError(status int) Response {
+	if status < 400 || status > 599 {
+		panic(fmt.Sprintf("fakeai.ProviderError(%d): a provider error is a 4xx or 5xx status", status))
+	}
+	return Response{kind: kindError, status: status}
+}
 
 // Then returns r followed by next: the answer to the agent's next prompt,
 // which carries the results of r's tool calls.
@@ -70,13 +80,22 @@ type ToolCall struct {
 	Input json.RawMessage
 }
 
-// Call asks for the tool name with input, which is encoded as JSON.
+// Call asks for the tool name with input, which is encoded as JSON and
+// must be an object, as every provider's tool input is.
 func Call(name string, input any) ToolCall {
 	b, err := json.Marshal(input)
 	if err != nil {
 		panic(fmt.Sprintf("fakeai.Call(%q): the input is not JSON: %v", name, err))
 	}
+	if !isObject(b) {
+		panic(fmt.Sprintf("fakeai.Call(%q): the input is %s; a tool's input is a JSON object", name, b))
+	}
 	return ToolCall{Name: name, Input: b}
+}
+
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
 }
 
 // String describes the response, as messages about a script show it.

@@ -261,3 +261,39 @@ func TestOpenAIResponsesSDKToolLoop(t *testing.T) {
 		})
 	}
 }
+
+// Anthropic's current structured output is output_config.format; the
+// schema there is the one the answer is checked against.
+func TestAnthropicSDKStructuredOutput(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	m := fakeai.New(rec)
+	router := fakeai.Agent{Name: "router", Purpose: "structured"}
+	m.Respond(router, fakeai.Output(map[string]string{"team": "billing"}), fakeai.Output(map[string]string{"team": "sales"}))
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(srv.URL), anthropicoption.WithAPIKey("sk-ant-fake"), anthropicoption.WithMaxRetries(0))
+	params := anthropic.MessageNewParams{
+		Model: "claude-fake", MaxTokens: 256,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("my invoice is wrong"))},
+		OutputConfig: anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: map[string]any{
+			"type": "object", "required": []string{"team"}, "additionalProperties": false,
+			"properties": map[string]any{"team": map[string]any{"enum": []string{"support", "billing"}}}}}},
+	}
+	msg, err := client.Messages.New(context.Background(), params)
+	if err != nil || len(msg.Content) != 1 || msg.Content[0].Text != `{"team":"billing"}` {
+		t.Fatalf("a valid output: %+v %v", msg, err)
+	}
+	if got := m.Calls(router); len(got) != 1 || !strings.Contains(string(got[0].Prompt.Schema), "billing") {
+		t.Fatalf("the prompt's schema was not read: %+v", got)
+	}
+	if said := rec.said(); len(said) != 0 {
+		t.Fatalf("a valid output failed the test: %q", said)
+	}
+	if _, err := client.Messages.New(context.Background(), params); err == nil {
+		t.Fatal("an output that breaks the schema was answered")
+	}
+	if said := rec.said(); len(said) != 1 || !strings.Contains(said[0], "does not fit the request's schema") {
+		t.Fatalf("failures %q", said)
+	}
+	rec.cleanup()
+}

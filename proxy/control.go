@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,8 @@ import (
 //	POST   /v1/scopes                   {"name": "..."}            open a test scope: 204; 409 when one is open
 //	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N}, "dropped": N when it failed;
 //	                                                               422 when the agent called a Slack method the mock lacks,
-//	                                                               or the scripted model got a prompt no script answers
+//	                                                               the scripted model got a prompt no script answers,
+//	                                                               or scripted answers were left unasked for (dropped)
 //	GET    /v1/stats                                               counts (Stats)
 //	GET    /v1/misses                                              replay misses, with their nearest recordings
 //	GET    /v1/events?hold=TYPE,...                                progress events as SSE; holds model_request,
@@ -44,6 +46,8 @@ import (
 //	GET    /v1/fakeai/embeddings                                   the embeddings requests
 //	POST   /v1/fakeai/images            {"images": [base64]}       queue images: 204
 //	GET    /v1/fakeai/images                                       the image requests
+//	DELETE /v1/fakeai                                              forget every script, call and failure: 204;
+//	                                                               409 while a scope is open
 func (p *Proxy) Control(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/scopes", func(w http.ResponseWriter, r *http.Request) {
@@ -72,11 +76,11 @@ func (p *Proxy) Control(token string) http.Handler {
 		switch {
 		case errors.Is(err, ErrScopeNotOpen):
 			writeError(w, http.StatusConflict, err.Error())
-		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted):
+		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted), errors.Is(err, ErrUnusedScript):
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
-				"unknownSlack": res.UnknownSlack, "unscripted": res.Unscripted})
+				"unknownSlack": res.UnknownSlack, "unscripted": res.Unscripted, "unused": res.Unused})
 		case err != nil:
 			writeError(w, http.StatusInternalServerError, err.Error())
 		default:
@@ -238,8 +242,12 @@ func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
 		if !decode(w, r, &body, `{"agent": {"name", "systemPrefix", "systemContains", "tools", "model", "purpose"}, "responses": [{"text"} | {"output"} | {"toolCalls", "then"} | {"truncated"} | {"providerError"}]}`) {
 			return
 		}
-		if body.Agent.Name == "" || len(body.Responses) == 0 {
-			writeError(w, http.StatusBadRequest, `an agent needs a "name", and a script at least one response`)
+		if err := body.Agent.Validate(); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if len(body.Responses) == 0 {
+			writeError(w, http.StatusBadRequest, `a script needs at least one response in "responses"`)
 			return
 		}
 		p.c.fake.Respond(body.Agent, body.Responses...)
@@ -274,4 +282,14 @@ func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.ImageCalls()) })
+	mux.HandleFunc("DELETE /v1/fakeai", func(w http.ResponseWriter, r *http.Request) {
+		// A reset inside a scope would lose the failures the scope is
+		// counting from.
+		if sc := p.currentScope(); sc != nil {
+			writeError(w, http.StatusConflict, fmt.Sprintf("scope %q is open: end it before resetting the scripted model", sc.name))
+			return
+		}
+		p.c.fake.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
 }

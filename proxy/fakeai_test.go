@@ -269,4 +269,28 @@ func TestFakeModelScriptedOverTheControlAPIWithCurl(t *testing.T) {
 		t.Fatalf("end of the failed scope: %s", body)
 	}
 	curl(400, "-d", `{"agent":{"name":"x"},"responses":[{"text":"a","truncated":"b"}]}`, ctl.URL+"/v1/fakeai/respond")
+	if body := curl(400, "-d", `{"agent":{"name":"x","purpose":"routing"},"responses":[{"text":"a"}]}`, ctl.URL+"/v1/fakeai/respond"); !strings.Contains(body, `purpose \"routing\"`) {
+		t.Fatalf("a purpose no prompt has: %s", body)
+	}
+
+	// A scope that ends with answers nobody asked for fails, and drops
+	// them: the next scope's prompt is not answered from them.
+	curl(204, "-d", `{"agent":{"name":"support"},"responses":[{"text":"never asked"}]}`, ctl.URL+"/v1/fakeai/respond")
+	curl(204, "-d", `{"name":"agent stopped early"}`, ctl.URL+"/v1/scopes")
+	body = curl(422, "-d", `{"passed":true}`, ctl.URL+"/v1/scopes/agent%20stopped%20early/end")
+	if !strings.Contains(body, "never asked") || !strings.Contains(body, `"unused"`) {
+		t.Fatalf("end of a scope with an unused script: %s", body)
+	}
+	curl(204, "-d", `{"name":"next"}`, ctl.URL+"/v1/scopes")
+	if _, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{Model: "claude-fake", MaxTokens: 10,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))}}); !errors.As(err, &apiErr) {
+		t.Fatalf("the last scope's answer was given: %v", err)
+	}
+	// A reset waits for the scope to end, then forgets everything.
+	curl(409, "-X", "DELETE", ctl.URL+"/v1/fakeai")
+	curl(422, "-d", `{"passed":true}`, ctl.URL+"/v1/scopes/next/end")
+	curl(204, "-X", "DELETE", ctl.URL+"/v1/fakeai")
+	if body := curl(200, ctl.URL+"/v1/fakeai/calls"); body != `{"calls":[],"failures":[]}` {
+		t.Fatalf("after a reset: %s", body)
+	}
 }

@@ -81,6 +81,11 @@ type ScopeResult struct {
 	// (and embeddings and images) no script answered; a scope with any
 	// counts as failed.
 	Unscripted []string `json:"unscripted,omitempty"`
+	// Unused are the scripted answers (and vectors and images) the scope
+	// left unasked for: the agent stopped before the script did. They are
+	// dropped, so they never answer the next scope; a scope with any
+	// counts as failed.
+	Unused []string `json:"unused,omitempty"`
 }
 
 // Errors of the scope calls, for the control API to answer with.
@@ -95,6 +100,9 @@ var (
 	// prompt no script answered: the agent saw a provider error the test
 	// did not mean.
 	ErrUnscripted = errors.New("the scripted model got what no script answers")
+	// ErrUnusedScript fails a scope that ended with scripted answers no
+	// request asked for: the agent did less than the test scripted.
+	ErrUnusedScript = errors.New("the scripted model kept answers no request asked for")
 )
 
 // settleTimeout bounds how long EndScope waits for the scope's responses
@@ -131,7 +139,9 @@ func (p *Proxy) BeginScope(name string) error {
 // if never made. A scope in which the agent called a Slack method the mock
 // does not know counts as failed, and EndScope returns
 // ErrUnknownSlackMethod; one in which the scripted model got a prompt no
-// script answers, ErrUnscripted.
+// script answers, ErrUnscripted; one that left scripted answers unasked
+// for, ErrUnusedScript (and they are dropped, so that they never answer
+// the next scope).
 func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if err := p.init(); err != nil {
 		return ScopeResult{}, err
@@ -140,8 +150,12 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 		sc.settle(settleTimeout)
 	}
 	unknown, fakes := p.c.slack.Unknown(), p.c.fake.Failures()
+	var unused []string
+	if sc := p.currentScope(); sc != nil && sc.name == name {
+		unused = p.c.fake.DropUnused()
+	}
 	p.mu.Lock()
-	res, touched, failed, err := p.endScopeLocked(name, passed, unknown, fakes)
+	res, touched, failed, err := p.endScopeLocked(name, passed, unknown, fakes, unused)
 	p.mu.Unlock()
 	if err != nil || touched == nil {
 		return res, err
@@ -159,7 +173,7 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 
 // endScopeLocked closes the scope; the caller holds p.mu. It returns the
 // rules whose cassettes must be written, when the scope passed.
-func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes []string) (ScopeResult, map[*ruleState]bool, error, error) {
+func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes, unused []string) (ScopeResult, map[*ruleState]bool, error, error) {
 	sc := p.scope
 	if sc == nil || sc.name != name {
 		return ScopeResult{}, nil, nil, fmt.Errorf("%w: %q", ErrScopeNotOpen, name)
@@ -176,6 +190,11 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes []string
 	if len(fakes) > sc.fakes {
 		res.Unscripted = fakes[sc.fakes:]
 		failed = errors.Join(failed, fmt.Errorf("%w: %s; the scope counts as failed (script it with POST /v1/fakeai/respond)", ErrUnscripted, strings.Join(res.Unscripted, "; ")))
+		passed = false
+	}
+	if len(unused) > 0 {
+		res.Unused = unused
+		failed = errors.Join(failed, fmt.Errorf("%w: %s; the scope counts as failed and the answers were dropped", ErrUnusedScript, strings.Join(unused, "; ")))
 		passed = false
 	}
 	touched := map[*ruleState]bool{}

@@ -77,7 +77,7 @@ func ParseRequest(d Dialect, h http.Header, body []byte) Request {
 		if system.IsArray() {
 			system = system.Get("0.text")
 		}
-		r.Structured = j.Get("output_format").Exists()
+		r.Structured = j.Get("output_config.format").Exists() || j.Get("output_format").Exists()
 	case OpenAIChat:
 		names = "tools.#.function.name"
 		system = j.Get(`messages.#(role=="system").content`)

@@ -211,6 +211,10 @@ func TestParseRequest(t *testing.T) {
 			"openai-responses gpt-y stream=true tools=[f] structured=false system=Route it."},
 		{AISDK, `{"prompt":[{"role":"system","content":"You choose the execution profile"}],"responseFormat":{"type":"json"}}`,
 			"ai-sdk anthropic/claude-sonnet-4 stream=true tools=[] structured=true system=You choose the execution profile"},
+		{Anthropic, `{"model":"claude-x","output_config":{"format":{"type":"json_schema","schema":{}}}}`,
+			"anthropic claude-x stream=false tools=[] structured=true system="},
+		{Anthropic, `{"model":"claude-x","output_format":{"type":"json_schema","schema":{}}}`,
+			"anthropic claude-x stream=false tools=[] structured=true system="},
 		{Anthropic, `not json`, "anthropic  stream=false tools=[] structured=false system="},
 	}
 	for _, tt := range tests {
