@@ -18,6 +18,8 @@ require (
 
 require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
+require github.com/jackc/puddle/v2 v2.2.3 // indirect
+
 require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/BobuSumisu/aho-corasick v1.0.3 // indirect

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/slack-go/slack"
+
+	"github.com/agentvcr/agentvcr/examples/agent/llm"
+	"github.com/agentvcr/agentvcr/examples/agent/store"
+)
+
+// App is the running agent: its routes (Handler), its turn workers and
+// its background work.
+type App struct {
+	cfg   Config
+	st    *store.Store
+	gw    *llm.Gateway
+	slack *slack.Client
+	http  *http.Client
+	log   *slog.Logger
+
+	ctx    context.Context // ends when the App closes
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	boxes      map[string]*mailbox
+	held       bool                   // the queue is held: no queued work starts
+	background int                    // titles, heartbeats and Slack ingress still running
+	pending    map[string]pendingAuth // by conversation: the link a web user must follow
+}
+
+// New connects to the database, applies the schema and returns the
+// agent, ready to serve. Close stops it.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	hc, err := cfg.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithCancel(context.Background())
+	a := &App{cfg: cfg, st: st, http: hc, log: log, ctx: actx, cancel: cancel, boxes: map[string]*mailbox{}, pending: map[string]pendingAuth{},
+		gw:    &llm.Gateway{BaseURL: cfg.GatewayURL, APIKey: cfg.GatewayAPIKey, HTTP: hc, AgentModel: cfg.AgentModel, FastModel: cfg.FastModel},
+		slack: slack.New(cfg.SlackBotToken, slack.OptionHTTPClient(hc), slack.OptionAPIURL(cfg.SlackAPI)),
+	}
+	return a, nil
+}
+
+// Close stops the workers (a running turn is cancelled) and closes the
+// database.
+func (a *App) Close() {
+	a.cancel()
+	a.wg.Wait()
+	a.st.Close()
+}
+
+// Handler serves the agent's routes.
+func (a *App) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", a.health)
+	mux.HandleFunc("POST /api/webhooks/slack", a.slackEvents)
+	mux.HandleFunc("POST /api/conversations", a.createConversation)
+	mux.HandleFunc("POST /api/conversations/{id}/messages", a.postMessage)
+	mux.HandleFunc("POST /api/conversations/{id}/forks", a.fork)
+	mux.HandleFunc("GET /api/conversations/{id}", a.report)
+	mux.HandleFunc("GET /api/conversations/{id}/pending-messages", a.pendingMessages)
+	mux.HandleFunc("GET /api/oauth/callback/{provider}", a.oauthCallback)
+	mux.HandleFunc("GET /api/internal/heartbeat", a.internal(a.heartbeat))
+	mux.HandleFunc("GET /api/internal/idle", a.internal(a.idle))
+	mux.HandleFunc("GET /api/internal/queue", a.internal(a.queue))
+	mux.HandleFunc("POST /api/internal/queue/hold", a.internal(a.holdQueue(true)))
+	mux.HandleFunc("POST /api/internal/queue/release", a.internal(a.holdQueue(false)))
+	return mux
+}
+
+// goBackground runs f as background work the idle route waits for.
+func (a *App) goBackground(f func(ctx context.Context)) {
+	a.mu.Lock()
+	a.background++
+	a.mu.Unlock()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			a.background--
+			a.mu.Unlock()
+		}()
+		f(a.ctx)
+	}()
+}
+
+func (a *App) logf(level slog.Level, format string, args ...any) {
+	if a.log != nil {
+		a.log.Log(context.Background(), level, fmt.Sprintf(format, args...))
+	}
+}

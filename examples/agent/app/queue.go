@@ -1,0 +1,183 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+)
+
+// input is one message a turn answers.
+type input struct {
+	MessageID string
+	Text      string
+	Author    author
+	Surface   string // api, slack, scheduler
+	Place     place
+	Payload   map[string]any // the visible message row as written
+}
+
+// author is who wrote an input.
+type author struct {
+	Email, UserID, UserName, FullName, TeamID string
+	Platform                                  string // web, slack, system
+}
+
+// place is where a reply goes: a Slack channel and thread, or the web.
+type place struct {
+	Channel, ThreadTS, TeamID string
+}
+
+// mailbox is one conversation's queue: the inputs waiting for the next
+// turn, a paused turn's rest, and the running turn.
+type mailbox struct {
+	id       string
+	pending  []input
+	resume   *turnState // a paused turn, or one whose authorization completed
+	running  *turnState
+	parked   map[string]*turnState // by authorization id
+	stopping []input               // "stop" messages for the running turn
+}
+
+// enqueue puts in into the conversation's mailbox and starts its worker
+// unless one runs.
+func (a *App) enqueue(id string, in input) {
+	a.mu.Lock()
+	b := a.box(id)
+	b.pending = append(b.pending, in)
+	a.mu.Unlock()
+	a.kick(id)
+}
+
+func (a *App) box(id string) *mailbox {
+	b := a.boxes[id]
+	if b == nil {
+		b = &mailbox{id: id, parked: map[string]*turnState{}}
+		a.boxes[id] = b
+	}
+	return b
+}
+
+// kick starts the conversation's worker if it has work, none runs, and
+// the queue is not held.
+func (a *App) kick(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.boxes[id]
+	if b == nil || b.running != nil || a.held || (b.resume == nil && len(b.pending) == 0) {
+		return
+	}
+	t := b.resume
+	if t != nil {
+		b.resume = nil
+	} else {
+		t = &turnState{conv: id, inputs: b.pending}
+		b.pending = nil
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.TurnTimeout)
+	t.cancel = cancel
+	b.running = t
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer cancel()
+		a.runTurn(ctx, t)
+		a.mu.Lock()
+		b.running = nil
+		a.mu.Unlock()
+		a.kick(id)
+	}()
+}
+
+// stop cancels the conversation's running turn, if any, with the stop
+// message as part of it, and says whether there was one.
+func (a *App) stop(id string, in input) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.boxes[id]
+	if b == nil || b.running == nil {
+		return false
+	}
+	b.stopping = append(b.stopping, in)
+	b.running.stopped = true
+	b.running.cancel()
+	return true
+}
+
+// takeStopping returns the stop messages of the conversation's running
+// turn.
+func (a *App) takeStopping(id string) []input {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.boxes[id]
+	s := b.stopping
+	b.stopping = nil
+	return s
+}
+
+// pause re-queues the rest of a turn past its slice.
+func (a *App) pause(t *turnState) {
+	a.mu.Lock()
+	a.box(t.conv).resume = t
+	a.mu.Unlock()
+	a.logf(slog.LevelInfo, "turn %s paused after %d steps; its rest is queued", t.turnID, t.steps)
+}
+
+// park keeps a turn that waits for an authorization.
+func (a *App) park(t *turnState, authorizationID string) {
+	a.mu.Lock()
+	a.box(t.conv).parked[authorizationID] = t
+	a.mu.Unlock()
+}
+
+// unpark queues the turn waiting for authorizationID and returns it, or
+// nil.
+func (a *App) unpark(authorizationID string) *turnState {
+	a.mu.Lock()
+	var t *turnState
+	for _, b := range a.boxes {
+		if p := b.parked[authorizationID]; p != nil {
+			delete(b.parked, authorizationID)
+			b.resume = p
+			t = p
+		}
+	}
+	a.mu.Unlock()
+	if t != nil {
+		a.kick(t.conv)
+	}
+	return t
+}
+
+// queueItem is one entry of the internal queue route.
+type queueItem struct {
+	ConversationID string   `json:"conversationId"`
+	Kind           string   `json:"kind"` // input, paused, running, awaiting_authorization
+	TurnID         string   `json:"turnId,omitempty"`
+	MessageIDs     []string `json:"messageIds,omitempty"`
+}
+
+func (a *App) snapshot() (items []queueItem, held bool, busy int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := func(in []input) []string {
+		var out []string
+		for _, i := range in {
+			out = append(out, i.MessageID)
+		}
+		return out
+	}
+	for id, b := range a.boxes {
+		if b.running != nil {
+			items = append(items, queueItem{id, "running", b.running.turnID, ids(b.running.inputs)})
+		}
+		if b.resume != nil {
+			items = append(items, queueItem{id, "paused", b.resume.turnID, ids(b.resume.inputs)})
+		}
+		if len(b.pending) > 0 {
+			items = append(items, queueItem{id, "input", "", ids(b.pending)})
+		}
+		for _, p := range b.parked {
+			items = append(items, queueItem{id, "awaiting_authorization", p.turnID, ids(p.inputs)})
+		}
+	}
+	return items, a.held, a.background
+}

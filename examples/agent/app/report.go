@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentvcr/agentvcr/examples/agent/store"
+)
+
+// report is GET /api/conversations/{id}: the event log as Junior's
+// reporting API shows it.
+func (a *App) report(w http.ResponseWriter, r *http.Request) {
+	user, ok := webUser(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	conv, ok := a.participant(w, r, id, user)
+	if !ok {
+		return
+	}
+	events, err := a.st.Events(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversationId": id, "title": conv.Title, "forkedFrom": conv.ForkedFrom, "events": reportEvents(events)})
+}
+
+type reported struct {
+	Seq       int            `json:"seq"`
+	CreatedAt time.Time      `json:"createdAt"`
+	Data      map[string]any `json:"data"`
+}
+
+type reportedCall struct {
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	Status     string          `json:"status"` // running, completed, error
+	Input      json.RawMessage `json:"input,omitempty"`
+	Output     string          `json:"output,omitempty"`
+}
+
+func reportEvents(events []store.Event) []reported {
+	var out []reported
+	calls := map[string]*reportedCall{}
+	for _, e := range events {
+		var p map[string]any
+		json.Unmarshal(e.Payload, &p)
+		add := func(data map[string]any) { out = append(out, reported{e.Seq, e.CreatedAt, data}) }
+		switch e.Type {
+		case "message":
+			d := map[string]any{"type": "message", "messageId": p["messageId"], "role": p["role"], "text": p["text"]}
+			if m, ok := p["meta"].(map[string]any); ok {
+				d["author"] = m["author"]
+			}
+			add(d)
+		case "message_handled":
+			add(map[string]any{"type": "message_handled", "messageId": p["messageId"]})
+		case "turn_started":
+			add(map[string]any{"type": "turn_lifecycle", "turnId": p["turnId"], "state": "started", "surface": p["surface"]})
+		case "turn_completed":
+			state := "succeeded"
+			if p["outcome"] == "no_reply" {
+				state = "no_reply"
+			}
+			add(map[string]any{"type": "turn_lifecycle", "turnId": p["turnId"], "state": state, "outcome": p["outcome"]})
+		case "turn_failed":
+			add(map[string]any{"type": "turn_lifecycle", "turnId": p["turnId"], "state": "failed", "failureKind": "agent", "failureCode": p["failureCode"]})
+		case "turn_routed":
+			add(map[string]any{"type": "turn_routed", "turnId": p["turnId"], "modelId": p["modelId"], "modelProfile": p["modelProfile"]})
+		case "compaction":
+			add(map[string]any{"type": "compaction", "summary": p["summary"]})
+		case "assistant_message":
+			m, _ := piMessage(e)
+			var pi store.Assistant
+			json.Unmarshal([]byte(m), &pi)
+			add(map[string]any{"type": "assistant_message", "text": text(pi), "stopReason": pi.StopReason})
+			var cs []*reportedCall
+			for _, c := range pi.Content {
+				if c.Type == "toolCall" {
+					rc := &reportedCall{ToolCallID: c.ID, Name: c.Name, Status: "running", Input: c.Arguments}
+					calls[c.ID] = rc
+					cs = append(cs, rc)
+				}
+			}
+			if len(cs) > 0 {
+				add(map[string]any{"type": "tool_calls", "calls": cs})
+			}
+		case "tool_result":
+			m, _ := piMessage(e)
+			var res store.ToolResult
+			json.Unmarshal([]byte(m), &res)
+			if rc := calls[res.ToolCallID]; rc != nil {
+				rc.Status = "completed"
+				if res.IsError {
+					rc.Status = "error"
+				}
+				var parts []string
+				for _, c := range res.Content {
+					parts = append(parts, c.Text)
+				}
+				rc.Output = strings.Join(parts, "\n")
+			}
+		}
+	}
+	return out
+}
+
+// pendingMessages is GET /api/conversations/{id}/pending-messages: the
+// authorization a web turn waits for.
+func (a *App) pendingMessages(w http.ResponseWriter, r *http.Request) {
+	user, ok := webUser(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := a.participant(w, r, id, user); !ok {
+		return
+	}
+	a.mu.Lock()
+	p, has := a.pending[id]
+	a.mu.Unlock()
+	out := map[string]any{"messages": []any{}}
+	if has {
+		out["authorization"] = map[string]string{"authorizationUrl": p.url, "label": "Connect GitHub",
+			"completionText": "GitHub is connected; the agent goes on."}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// oauthCallback is GET /api/oauth/callback/{provider}: it stores the
+// credential and resumes the turn that waited for it.
+func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
+	provider, state, code := r.PathValue("provider"), r.URL.Query().Get("state"), r.URL.Query().Get("code")
+	if provider != "github" {
+		writeError(w, http.StatusNotFound, "no OAuth provider "+provider)
+		return
+	}
+	if state == "" || code == "" {
+		writeError(w, http.StatusBadRequest, "the callback needs state and code")
+		return
+	}
+	a.mu.Lock()
+	var t *turnState
+	for _, b := range a.boxes {
+		if p := b.parked[state]; p != nil {
+			t = p
+		}
+	}
+	a.mu.Unlock()
+	if t == nil {
+		writeError(w, http.StatusNotFound, "no turn waits for authorization "+state)
+		return
+	}
+	subject := t.inputs[0].Author.UserID
+	if err := a.st.SaveCredential(r.Context(), subject, provider, code); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	a.append(t.conv, store.Row{Type: "authorization_completed", Payload: map[string]any{
+		"kind": "plugin", "provider": provider, "actorId": subject, "authorizationId": state}})
+	a.mu.Lock()
+	delete(a.pending, t.conv)
+	a.mu.Unlock()
+	a.unpark(state)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "GitHub is connected. You can close this tab.")
+}
+
+// internal guards /api/internal/*: the scheduler secret as a bearer.
+func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.SchedulerSecret)) != 1 {
+			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_SCHEDULER_SECRET")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// heartbeat is GET /api/internal/heartbeat: 202, then each due
+// automation starts a turn that posts to its channel.
+func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
+	a.goBackground(func(ctx context.Context) {
+		due, err := a.st.TakeDue(ctx, time.Now())
+		if err != nil {
+			a.logf(slog.LevelError, "heartbeat: %v", err)
+			return
+		}
+		for _, au := range due {
+			run := time.Now().UnixMilli()
+			id := fmt.Sprintf("local:scheduler:%s:%d", au.ID, run)
+			msgID := fmt.Sprintf("scheduler-%s-%d", au.ID, run)
+			src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": au.TeamID, "channelId": au.ChannelID})
+			if _, err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src}); err != nil {
+				a.logf(slog.LevelError, "heartbeat: %v", err)
+				continue
+			}
+			payload := map[string]any{"meta": map[string]any{"author": map[string]any{"isBot": true, "userName": "scheduler"}, "source": "scheduler"},
+				"role": "user", "text": au.Task, "messageId": msgID}
+			if _, err := a.st.Append(ctx, id, store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}); err != nil {
+				a.logf(slog.LevelError, "heartbeat: %v", err)
+				continue
+			}
+			a.enqueue(id, input{MessageID: msgID, Text: au.Task, Surface: "scheduler", Payload: payload,
+				Author: author{UserID: "scheduler", UserName: "scheduler", Platform: "system"},
+				Place:  place{Channel: au.ChannelID, TeamID: au.TeamID}})
+		}
+	})
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
+}
+
+// idle is GET /api/internal/idle: whether the agent has nothing to do (no
+// queued input, no running turn, no background work). A turn waiting for
+// an authorization or held in the queue does not count as work.
+func (a *App) idle(w http.ResponseWriter, r *http.Request) {
+	items, held, background := a.snapshot()
+	busy := map[string]int{}
+	for _, it := range items {
+		busy[it.Kind]++
+	}
+	idle := background == 0 && busy["running"] == 0 && (held || busy["input"]+busy["paused"] == 0)
+	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
+		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": held})
+}
+
+// queue is GET /api/internal/queue: what waits and what runs.
+func (a *App) queue(w http.ResponseWriter, r *http.Request) {
+	items, held, _ := a.snapshot()
+	if items == nil {
+		items = []queueItem{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"held": held, "items": items})
+}
+
+// holdQueue holds the queue (no queued input or paused turn starts) or
+// releases it.
+func (a *App) holdQueue(hold bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.held = hold
+		var ids []string
+		for id := range a.boxes {
+			ids = append(ids, id)
+		}
+		a.mu.Unlock()
+		if !hold {
+			for _, id := range ids {
+				a.kick(id)
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

@@ -1,0 +1,147 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+)
+
+// Gateway calls the model gateway in the protocols Junior uses.
+type Gateway struct {
+	// BaseURL is the gateway, https://ai-gateway.vercel.sh.
+	BaseURL string
+	// APIKey authenticates to it.
+	APIKey string
+	// HTTP sends the requests (through the proxy in tests).
+	HTTP *http.Client
+	// AgentModel runs the agent loop; FastModel the router, titles and
+	// summaries.
+	AgentModel, FastModel string
+}
+
+func (g *Gateway) anthropic() anthropic.Client {
+	return anthropic.NewClient(option.WithBaseURL(g.BaseURL), option.WithAPIKey(g.APIKey),
+		option.WithHTTPClient(g.HTTP), option.WithMaxRetries(1))
+}
+
+// RouterSystem is the router's system prompt, Junior's words.
+const RouterSystem = "You choose the execution profile most likely to produce a complete, source-grounded answer for the user's request."
+
+// Route is the router's choice.
+type Route struct {
+	ModelID        string  `json:"-"`
+	Profile        string  `json:"profile"`
+	ReasoningLevel string  `json:"reasoning_level"`
+	Confidence     float64 `json:"confidence"`
+	Reason         string  `json:"reason"`
+	CostUSD        float64 `json:"-"`
+}
+
+var routeSchema = json.RawMessage(`{"type":"object","additionalProperties":false,
+	"required":["reasoning_level","profile","confidence","reason"],
+	"properties":{"reasoning_level":{"enum":["none","low","medium","high","xhigh"]},
+		"profile":{"enum":["fast","standard","deep"]},"confidence":{"type":"number"},"reason":{"type":"string"}}}`)
+
+// Route asks the router (AI SDK protocol, structured output) which
+// profile a request needs.
+func (g *Gateway) Route(ctx context.Context, request string) (Route, error) {
+	body, _ := json.Marshal(map[string]any{
+		"prompt": []any{
+			map[string]any{"role": "system", "content": RouterSystem},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": request}}},
+		},
+		"responseFormat":  map[string]any{"type": "json", "schema": routeSchema, "name": "route"},
+		"maxOutputTokens": 140, "temperature": 0,
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(g.BaseURL, "/")+"/v3/ai/language-model", bytes.NewReader(body))
+	if err != nil {
+		return Route{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+g.APIKey)
+	req.Header.Set("ai-language-model-id", g.FastModel)
+	req.Header.Set("ai-language-model-streaming", "false")
+	req.Header.Set("ai-language-model-specification-version", "3")
+	req.Header.Set("ai-gateway-protocol-version", "0.0.1")
+	resp, err := g.HTTP.Do(req)
+	if err != nil {
+		return Route{}, fmt.Errorf("router: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return Route{}, fmt.Errorf("router: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Route{}, fmt.Errorf("router: %s: %.300s", resp.Status, b)
+	}
+	var out struct {
+		Content []struct{ Type, Text string }
+		Usage   struct {
+			InputTokens  struct{ Total float64 }
+			OutputTokens struct{ Total float64 }
+		}
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Content) == 0 {
+		return Route{}, fmt.Errorf("router: unreadable answer %.300s", b)
+	}
+	var r Route
+	if err := json.Unmarshal([]byte(out.Content[0].Text), &r); err != nil {
+		return Route{}, fmt.Errorf("router: the answer is not the schema's JSON: %w", err)
+	}
+	r.ModelID = g.AgentModel
+	r.CostUSD = cost(int64(out.Usage.InputTokens.Total), int64(out.Usage.OutputTokens.Total))
+	return r, nil
+}
+
+// cost prices tokens at a flat rate: the reference agent reports a cost
+// so the fixture can add it up, not a provider's price list.
+func cost(in, out int64) float64 { return float64(in)*2e-6 + float64(out)*6e-6 }
+
+// Cost is what a call of in and out tokens cost, at the agent's rate.
+func Cost(in, out int64) float64 { return cost(in, out) }
+
+// Step is one streamed agent-loop call on Anthropic Messages, tools
+// offered.
+func (g *Gateway) Step(ctx context.Context, system string, messages []anthropic.MessageParam, tools []anthropic.ToolUnionParam) (*anthropic.Message, error) {
+	return g.stream(ctx, anthropic.MessageNewParams{Model: anthropic.Model(g.AgentModel), MaxTokens: 4096,
+		System: []anthropic.TextBlockParam{{Text: system}}, Messages: messages, Tools: tools})
+}
+
+// Complete is a plain text call (titles, summaries): no tools, no system
+// prompt, one user message.
+func (g *Gateway) Complete(ctx context.Context, prompt string) (string, error) {
+	msg, err := g.stream(ctx, anthropic.MessageNewParams{Model: anthropic.Model(g.FastModel), MaxTokens: 512,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))}})
+	if err != nil {
+		return "", err
+	}
+	var text strings.Builder
+	for _, c := range msg.Content {
+		text.WriteString(c.Text)
+	}
+	return strings.TrimSpace(text.String()), nil
+}
+
+func (g *Gateway) stream(ctx context.Context, params anthropic.MessageNewParams) (*anthropic.Message, error) {
+	client := g.anthropic()
+	s := client.Messages.NewStreaming(ctx, params)
+	defer s.Close()
+	var msg anthropic.Message
+	for s.Next() {
+		if err := msg.Accumulate(s.Current()); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return &msg, nil
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Automation is a scheduled task that posts to a Slack channel.
+type Automation struct {
+	ID, TeamID, ChannelID, Task string
+	Interval                    time.Duration
+}
+
+// AddAutomation schedules a; its first run is due at next.
+func (s *Store) AddAutomation(ctx context.Context, a Automation, next time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO agent_automations (id, team_id, channel_id, task, interval_seconds, next_run_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.TeamID, a.ChannelID, a.Task, int(a.Interval/time.Second), next)
+	if err != nil {
+		return fmt.Errorf("store: automation %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// TakeDue returns the automations due at now and moves each one's next
+// run on by its interval, in one statement, so two heartbeats never run
+// one automation twice.
+func (s *Store) TakeDue(ctx context.Context, now time.Time) ([]Automation, error) {
+	rows, err := s.pool.Query(ctx, `UPDATE agent_automations
+		SET next_run_at = $1 + make_interval(secs => interval_seconds)
+		WHERE next_run_at <= $1
+		RETURNING id, team_id, channel_id, task, interval_seconds`, now)
+	if err != nil {
+		return nil, fmt.Errorf("store: due automations: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Automation, error) {
+		var a Automation
+		var secs int
+		err := r.Scan(&a.ID, &a.TeamID, &a.ChannelID, &a.Task, &secs)
+		a.Interval = time.Duration(secs) * time.Second
+		return a, err
+	})
+}
+
+// SaveCredential stores a provider token for a subject.
+func (s *Store) SaveCredential(ctx context.Context, subject, provider, token string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO agent_credentials (subject, provider, token) VALUES ($1, $2, $3)
+		ON CONFLICT (subject, provider) DO UPDATE SET token = EXCLUDED.token`, subject, provider, token)
+	return err
+}
+
+// Credential returns the subject's token for provider, or "".
+func (s *Store) Credential(ctx context.Context, subject, provider string) (string, error) {
+	var token string
+	err := s.pool.QueryRow(ctx, `SELECT token FROM agent_credentials WHERE subject = $1 AND provider = $2`, subject, provider).Scan(&token)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return token, err
+}

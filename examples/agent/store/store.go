@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentvcr/agentvcr/schema"
+)
+
+// ErrNotFound is returned for a conversation that does not exist.
+var ErrNotFound = errors.New("no such conversation")
+
+// extraDDL is what the agent needs beyond Junior's tables: scheduled
+// automations and the credentials the OAuth callback stores.
+const extraDDL = `
+CREATE TABLE IF NOT EXISTS agent_automations (
+    id text PRIMARY KEY,
+    team_id text NOT NULL,
+    channel_id text NOT NULL,
+    task text NOT NULL,
+    interval_seconds integer NOT NULL,
+    next_run_at timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_credentials (
+    subject text NOT NULL,
+    provider text NOT NULL,
+    token text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (subject, provider)
+);
+`
+
+// Store is the agent's database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to url and applies the schema: Junior's tables, then the
+// agent's own. Applying twice is a no-op.
+func Open(ctx context.Context, url string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("store: DATABASE_URL: %w", err)
+	}
+	p, err := schema.Lookup(schema.DefaultProfile)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := p.Apply(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if _, err := pool.Exec(ctx, extraDDL); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: apply the agent's tables: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Conversation is the part of a conversation row the agent reads.
+type Conversation struct {
+	ID         string
+	Source     string          // slack, web, scheduler
+	SourceJS   json.RawMessage // source_json
+	Actor      json.RawMessage // actor_json, or nil
+	Title      string
+	ForkedFrom string
+}
+
+// Event is one row of the event log.
+type Event struct {
+	Seq            int
+	HistoryVersion int
+	SchemaVersion  int
+	Key            *string
+	Type           string
+	Payload        json.RawMessage
+	CreatedAt      time.Time
+}
+
+// Row is an event to append. SchemaVersion 0 means 1; an empty Key is
+// NULL.
+type Row struct {
+	Type          string
+	Key           string
+	SchemaVersion int
+	Payload       any
+	// NewHistory starts a new history_version with this row, as
+	// compaction's replaceHistory does.
+	NewHistory bool
+}
+
+// EnsureConversation creates c's row unless it exists, and says whether
+// it did.
+func (s *Store) EnsureConversation(ctx context.Context, c Conversation) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
+			forked_from_conversation_id, title, execution_status)
+		VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
+		c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title)
+	if err != nil {
+		return false, fmt.Errorf("store: create conversation %s: %w", c.ID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return []byte(b)
+}
+
+// Conversation reads a conversation row.
+func (s *Store) Conversation(ctx context.Context, id string) (Conversation, error) {
+	c := Conversation{ID: id}
+	var source, title, forked *string
+	err := s.pool.QueryRow(ctx, `SELECT source, source_json, actor_json, title, forked_from_conversation_id
+		FROM junior_conversations WHERE conversation_id = $1`, id).Scan(&source, &c.SourceJS, &c.Actor, &title, &forked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return c, fmt.Errorf("store: conversation %s: %w", id, err)
+	}
+	c.Source, c.Title, c.ForkedFrom = deref(source), deref(title), deref(forked)
+	return c, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// SetTitle names a conversation.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE junior_conversations SET title = $2, updated_at = now() WHERE conversation_id = $1`, id, title)
+	return err
+}
+
+// Append writes rows at the end of the conversation's log, in one
+// transaction under the conversation's lock: each gets max(seq)+1 and the
+// current history_version. A row whose idempotency key is taken is
+// skipped, as Junior's appends are; Append returns how many it wrote.
+func (s *Store) Append(ctx context.Context, id string, rows ...Row) (int, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
+		return 0, fmt.Errorf("store: lock %s: %w", id, err)
+	}
+	var seq, hv int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), -1), coalesce(max(history_version), 0)
+		FROM junior_conversation_events WHERE conversation_id = $1`, id).Scan(&seq, &hv); err != nil {
+		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+	}
+	written := 0
+	for _, r := range rows {
+		payload, err := json.Marshal(r.Payload)
+		if err != nil {
+			return 0, fmt.Errorf("store: %s row: %w", r.Type, err)
+		}
+		sv := r.SchemaVersion
+		if sv == 0 {
+			sv = 1
+		}
+		if r.NewHistory {
+			hv++
+		}
+		var key any
+		if r.Key != "" {
+			key = r.Key
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO junior_conversation_events
+				(conversation_id, seq, history_version, schema_version, idempotency_key, type, payload, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+			ON CONFLICT (conversation_id, idempotency_key) DO NOTHING`,
+			id, seq+1, hv, sv, key, r.Type, payload)
+		if err != nil {
+			return 0, fmt.Errorf("store: append %s to %s: %w", r.Type, id, err)
+		}
+		if tag.RowsAffected() == 1 {
+			seq++
+			written++
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE junior_conversations SET last_activity_at = now(), updated_at = now()
+		WHERE conversation_id = $1`, id); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+	}
+	return written, nil
+}
+
+// Events reads the conversation's log in seq order.
+func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, history_version, schema_version, idempotency_key, type, payload, created_at
+		FROM junior_conversation_events WHERE conversation_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: events of %s: %w", id, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.Seq, &e.HistoryVersion, &e.SchemaVersion, &e.Key, &e.Type, &e.Payload, &e.CreatedAt)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: events of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// HasKey says whether the conversation has a row with the key.
+func (s *Store) HasKey(ctx context.Context, id, key string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM junior_conversation_events WHERE conversation_id = $1 AND idempotency_key = $2)`,
+		id, key).Scan(&ok)
+	return ok, err
+}
