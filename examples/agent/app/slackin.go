@@ -120,7 +120,7 @@ func (a *App) slackMessage(ctx context.Context, env slackEnvelope) {
 	text := strings.TrimSpace(mention.ReplaceAllString(ev.Text, ""))
 	au := author{UserID: ev.User, UserName: info.Name, FullName: info.RealName, TeamID: env.TeamID, Platform: "slack", Email: info.Profile.Email}
 	src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": env.TeamID, "channelId": ev.Channel, "threadTs": thread, "messageTs": ev.TS})
-	act, _ := json.Marshal(map[string]any{"platform": "slack", "slackUserId": ev.User, "slackUserName": info.Name, "fullName": info.RealName, "teamId": env.TeamID})
+	act, _ := json.Marshal(map[string]any{"platform": "slack", "email": info.Profile.Email, "slackUserId": ev.User, "slackUserName": info.Name, "fullName": info.RealName, "teamId": env.TeamID})
 	created, err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "slack", SourceJS: src, Actor: act})
 	if err != nil {
 		a.logf(slog.LevelError, "slack event %s: %v", env.EventID, err)

@@ -110,10 +110,6 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 			a.cancelled(t, conv)
 			return
 		}
-		if t.steps > 0 && time.Since(slice) > a.cfg.TurnSlice {
-			a.pause(t)
-			return
-		}
 		messages, err := a.modelHistory(a.ctx, t.conv)
 		if err != nil {
 			a.fail(t, conv, err)
@@ -151,6 +147,13 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 			if !a.runTool(ctx, t, conv, c) {
 				return
 			}
+		}
+		// Past its slice the turn yields, as Junior's turns do before a
+		// serverless deadline: its rest is queued and goes on in a new
+		// slice.
+		if time.Since(slice) > a.cfg.TurnSlice {
+			a.pause(t)
+			return
 		}
 	}
 }
