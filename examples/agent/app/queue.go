@@ -69,7 +69,7 @@ func (a *App) kick(id string) {
 	if t != nil {
 		b.resume = nil
 	} else {
-		t = &turnState{conv: id, inputs: b.pending}
+		t = &turnState{conv: id, inputs: b.pending, turnID: turnID(b.pending[0].MessageID)}
 		b.pending = nil
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, a.cfg.TurnTimeout)
@@ -102,15 +102,15 @@ func (a *App) stop(id string, in input) bool {
 	return true
 }
 
-// takeStopping returns the stop messages of the conversation's running
-// turn.
-func (a *App) takeStopping(id string) []input {
+// takeStopping says whether a stop message cancelled t, and adds the
+// stop messages to its inputs, so that the cancelled turn handles them.
+func (a *App) takeStopping(t *turnState) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := a.boxes[id]
-	s := b.stopping
+	b := a.boxes[t.conv]
+	t.inputs = append(t.inputs, b.stopping...)
 	b.stopping = nil
-	return s
+	return t.stopped
 }
 
 // pause re-queues the rest of a turn past its slice.

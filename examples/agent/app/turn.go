@@ -66,7 +66,6 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 	first := t.inputs[0]
 	if !t.started {
 		t.started = true
-		t.turnID = turnID(first.MessageID)
 		var ids []string
 		for _, in := range t.inputs {
 			ids = append(ids, in.MessageID)
@@ -186,7 +185,7 @@ func (a *App) finish(t *turnState, conv store.Conversation, reply, outcome strin
 
 func (a *App) fail(t *turnState, conv store.Conversation, err error) {
 	a.logf(slog.LevelWarn, "turn %s failed: %v", t.turnID, err)
-	if !t.started || t.turnID == "" {
+	if !t.started {
 		return
 	}
 	a.deliver(t, conv, failureReply, store.Row{Type: "turn_failed", Key: "turn:" + t.turnID + ":terminal",
@@ -197,11 +196,10 @@ func (a *App) cancelled(t *turnState, conv store.Conversation) {
 	if errors.Is(context.Cause(a.ctx), context.Canceled) && a.ctx.Err() != nil {
 		return // the agent is stopping: the turn stays open, as after a crash
 	}
-	if !t.stopped {
+	if !a.takeStopping(t) {
 		a.fail(t, conv, fmt.Errorf("turn timed out after %s", a.cfg.TurnTimeout))
 		return
 	}
-	t.inputs = append(t.inputs, a.takeStopping(t.conv)...)
 	a.finish(t, conv, stopReply, "cancelled")
 }
 
