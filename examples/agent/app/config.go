@@ -61,10 +61,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		CACertFile:      getenv("SSL_CERT_FILE"),
 	}
 	var errs []error
-	for name, v := range map[string]string{"DATABASE_URL": c.DatabaseURL, "SLACK_SIGNING_SECRET": c.SlackSigningSecret,
-		"SLACK_BOT_TOKEN": c.SlackBotToken, "AI_GATEWAY_API_KEY": c.GatewayAPIKey, "AGENT_SCHEDULER_SECRET": c.SchedulerSecret} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is not set", name))
+	for _, v := range [][2]string{{"DATABASE_URL", c.DatabaseURL}, {"SLACK_SIGNING_SECRET", c.SlackSigningSecret},
+		{"SLACK_BOT_TOKEN", c.SlackBotToken}, {"AI_GATEWAY_API_KEY", c.GatewayAPIKey}, {"AGENT_SCHEDULER_SECRET", c.SchedulerSecret}} {
+		if v[1] == "" {
+			errs = append(errs, fmt.Errorf("%s is not set", v[0]))
 		}
 	}
 	num := func(name string, def int) int {
