@@ -54,6 +54,9 @@ func TestAWebMessageRunsAToolLoop(t *testing.T) {
 	if call["name"] != "webFetch" || call["status"] != "completed" || !strings.Contains(call["output"].(string), "All systems operational") {
 		t.Fatalf("tool call %v", call)
 	}
+	if ua, _ := w.ua.Load().(string); ua != "junior-bot/0.1" {
+		t.Errorf("webFetch sent user agent %q", ua)
+	}
 	// The model got the page the tool really fetched.
 	calls := w.model.Calls(agent)
 	if len(calls) != 2 || len(calls[1].Prompt.Results) != 1 || !strings.Contains(calls[1].Prompt.Results[0].Content, "Deploy 42 went out") {
@@ -241,6 +244,10 @@ func TestASlackMentionIsAnsweredInItsThread(t *testing.T) {
 	if !strings.Contains(w.model.Calls(agent)[0].Prompt.Text(), `<current-instruction author_id="U0PERSON1" author_name="Person One" slack_ts="`+ts+`">`) {
 		t.Fatalf("the instruction: %s", w.model.Calls(agent)[0].Prompt.Text())
 	}
+	// A Slack conversation takes no web messages.
+	if code := w.do("POST", "/api/conversations/"+id+"/messages", userEmail, map[string]string{"idempotencyKey": "k", "message": "hi"}, nil); code != 409 {
+		t.Errorf("a web message into a Slack conversation: %d; want 409", code)
+	}
 	var started struct{ Surface string }
 	conn.QueryRow(context.Background(), `SELECT payload->>'surface' FROM junior_conversation_events WHERE conversation_id = $1 AND type = 'turn_started'`,
 		id).Scan(&started.Surface)
@@ -271,5 +278,32 @@ func TestTheSlackWebhookRefusesWhatSlackDidNotSign(t *testing.T) {
 	}
 	if len(w.model.AllCalls()) != 0 {
 		t.Fatal("a refused event reached the model")
+	}
+}
+
+func TestADirectMessageIsAnswered(t *testing.T) {
+	w := newWorld(t, nil)
+	w.model.Respond(router, routed())
+	w.model.Respond(titler, fakeai.Text("A direct question"))
+	w.model.Respond(agent, fakeai.Text("Yes, it shipped."))
+	ts := "1790000000.000500"
+	w.slack.AddChannel(slack.Channel{ID: "DEVAL1", IsIM: true})
+	w.slack.AddMessage("DEVAL1", slack.Message{TS: ts, User: "U0PERSON1", Text: "did it ship?"})
+	w.slackEvent(map[string]any{"type": "message", "channel_type": "im", "user": "U0PERSON1", "text": "did it ship?", "channel": "DEVAL1", "ts": ts})
+	// A channel message that is not for the agent, and a bot's own post,
+	// start nothing.
+	w.slackEvent(map[string]any{"type": "message", "channel_type": "channel", "user": "U0PERSON1", "text": "lunch?", "channel": "CEVAL1", "ts": "1790000000.000600"})
+	w.slackEvent(map[string]any{"type": "message", "channel_type": "im", "bot_id": "BBOT000001", "user": "UBOT000001", "text": "Yes, it shipped.", "channel": "DEVAL1", "ts": "1790000000.000700"})
+	w.idle()
+	if r := replies(w.report("slack:DEVAL1:" + ts)); !slices.Equal(r, []string{"Yes, it shipped."}) {
+		t.Fatalf("replies %q", r)
+	}
+	if n := len(w.model.Calls(agent)); n != 1 {
+		t.Fatalf("%d agent calls; want 1", n)
+	}
+	var convs int
+	pgtest.Connect(t, w.db).QueryRow(context.Background(), `SELECT count(*) FROM junior_conversations`).Scan(&convs)
+	if convs != 1 {
+		t.Fatalf("%d conversations; want the DM's only", convs)
 	}
 }

@@ -49,6 +49,7 @@ type world struct {
 	db    string
 	web   *httptest.Server // a public page and a GitHub API, on loopback
 	seq   atomic.Int64
+	ua    atomic.Value // the user agent of the last page fetch
 }
 
 // upstream sends the gateway's traffic to the stand-in and the rest (the
@@ -68,6 +69,7 @@ func newWorld(t *testing.T, env map[string]string) *world {
 	w.web = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/status":
+			w.ua.Store(r.Header.Get("User-Agent"))
 			fmt.Fprint(rw, "All systems operational. Deploy 42 went out at 14:02 UTC.")
 		case r.URL.Path == "/search/issues" && r.Header.Get("Authorization") == "Bearer gh-code-1":
 			fmt.Fprint(rw, `{"total_count":1,"items":[{"number":7,"title":"Billing migration rollback plan"}]}`)

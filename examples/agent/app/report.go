@@ -200,7 +200,7 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 			id := fmt.Sprintf("local:scheduler:%s:%d", au.ID, run)
 			msgID := fmt.Sprintf("scheduler-%s-%d", au.ID, run)
 			src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": au.TeamID, "channelId": au.ChannelID})
-			if _, err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src}); err != nil {
+			if err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src}); err != nil {
 				a.logf(slog.LevelError, "heartbeat: %v", err)
 				continue
 			}

@@ -121,8 +121,7 @@ func (a *App) slackMessage(ctx context.Context, env slackEnvelope) {
 	au := author{UserID: ev.User, UserName: info.Name, FullName: info.RealName, TeamID: env.TeamID, Platform: "slack", Email: info.Profile.Email}
 	src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": env.TeamID, "channelId": ev.Channel, "threadTs": thread, "messageTs": ev.TS})
 	act, _ := json.Marshal(map[string]any{"platform": "slack", "email": info.Profile.Email, "slackUserId": ev.User, "slackUserName": info.Name, "fullName": info.RealName, "teamId": env.TeamID})
-	created, err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "slack", SourceJS: src, Actor: act})
-	if err != nil {
+	if err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "slack", SourceJS: src, Actor: act}); err != nil {
 		a.logf(slog.LevelError, "slack event %s: %v", env.EventID, err)
 		return
 	}
@@ -130,8 +129,8 @@ func (a *App) slackMessage(ctx context.Context, env slackEnvelope) {
 		"author": map[string]any{"fullName": info.RealName, "isBot": false, "userId": ev.User, "userName": info.Name},
 		"source": "slack", "slackTs": ev.TS, "explicitMention": ev.Type == "app_mention" || mention.MatchString(ev.Text), "replied": false},
 		"role": "user", "text": text, "messageId": ev.TS}
-	n, err := a.st.Append(ctx, id, store.Row{Type: "message", Key: "message:" + ev.TS, Payload: payload})
-	if err != nil || n == 0 {
+	seqs, err := a.st.Append(ctx, id, store.Row{Type: "message", Key: "message:" + ev.TS, Payload: payload})
+	if err != nil || len(seqs) == 0 {
 		return // stored already: the other copy of a mention
 	}
 	a.slack.AddReactionContext(ctx, "eyes", slack.ItemRef{Channel: ev.Channel, Timestamp: ev.TS})
@@ -140,7 +139,7 @@ func (a *App) slackMessage(ctx context.Context, env slackEnvelope) {
 		return
 	}
 	a.enqueue(id, in)
-	if created {
-		a.title(id, text)
+	if seqs[0] == 0 {
+		a.title(id, text) // the conversation's first message names it
 	}
 }

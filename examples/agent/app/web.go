@@ -87,12 +87,11 @@ func (a *App) createConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	src, _ := json.Marshal(map[string]any{"platform": "web", "conversationId": id, "visibility": visibility})
 	act, _ := json.Marshal(map[string]any{"email": user.Email, "fullName": user.FullName})
-	created, err := a.st.EnsureConversation(r.Context(), store.Conversation{ID: id, Source: "web", SourceJS: src, Actor: act})
-	if err != nil {
+	if err := a.st.EnsureConversation(r.Context(), store.Conversation{ID: id, Source: "web", SourceJS: src, Actor: act}); err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	a.accept(w, r, id, user, body, created)
+	a.accept(w, r, id, user, body)
 }
 
 // postMessage is POST /api/conversations/{id}/messages.
@@ -114,28 +113,28 @@ func (a *App) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a.accept(w, r, id, user, body, false)
+	a.accept(w, r, id, user, body)
 }
 
 // accept writes the input's visible message row once and queues it.
-func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user author, body messageBody, created bool) {
+func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user author, body messageBody) {
 	msgID := "api-msg:" + hash24(id, body.IdempotencyKey)
 	payload := map[string]any{"meta": map[string]any{
 		"author": map[string]any{"email": user.Email, "userId": user.UserID, "userName": user.UserName},
 		"source": "web", "replied": false, "explicitMention": true},
 		"role": "user", "text": body.Message, "messageId": msgID}
-	n, err := a.st.Append(r.Context(), id, store.Row{Type: "message", Key: "message:" + msgID, Payload: payload})
+	seqs, err := a.st.Append(r.Context(), id, store.Row{Type: "message", Key: "message:" + msgID, Payload: payload})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	status := "accepted"
-	if n == 0 {
+	if len(seqs) == 0 {
 		status = "duplicate"
 	} else {
 		a.enqueue(id, input{MessageID: msgID, Text: body.Message, Author: user, Surface: "api", Payload: payload})
-		if created {
-			a.title(id, body.Message)
+		if seqs[0] == 0 {
+			a.title(id, body.Message) // the conversation's first message names it
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"conversationId": id, "messageId": msgID, "status": status})

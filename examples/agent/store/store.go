@@ -100,17 +100,16 @@ type Row struct {
 	NewHistory bool
 }
 
-// EnsureConversation creates c's row unless it exists, and says whether
-// it did.
-func (s *Store) EnsureConversation(ctx context.Context, c Conversation) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
+// EnsureConversation creates c's row unless it exists.
+func (s *Store) EnsureConversation(ctx context.Context, c Conversation) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
 			forked_from_conversation_id, title, execution_status)
 		VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
 		c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title)
 	if err != nil {
-		return false, fmt.Errorf("store: create conversation %s: %w", c.ID, err)
+		return fmt.Errorf("store: create conversation %s: %w", c.ID, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return nil
 }
 
 func nullJSON(b json.RawMessage) any {
@@ -152,26 +151,26 @@ func (s *Store) SetTitle(ctx context.Context, id, title string) error {
 // Append writes rows at the end of the conversation's log, in one
 // transaction under the conversation's lock: each gets max(seq)+1 and the
 // current history_version. A row whose idempotency key is taken is
-// skipped, as Junior's appends are; Append returns how many it wrote.
-func (s *Store) Append(ctx context.Context, id string, rows ...Row) (int, error) {
+// skipped, as Junior's appends are; Append returns the seqs it wrote.
+func (s *Store) Append(ctx context.Context, id string, rows ...Row) ([]int, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+		return nil, fmt.Errorf("store: append to %s: %w", id, err)
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
-		return 0, fmt.Errorf("store: lock %s: %w", id, err)
+		return nil, fmt.Errorf("store: lock %s: %w", id, err)
 	}
 	var seq, hv int
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), -1), coalesce(max(history_version), 0)
 		FROM junior_conversation_events WHERE conversation_id = $1`, id).Scan(&seq, &hv); err != nil {
-		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+		return nil, fmt.Errorf("store: append to %s: %w", id, err)
 	}
-	written := 0
+	var written []int
 	for _, r := range rows {
 		payload, err := json.Marshal(r.Payload)
 		if err != nil {
-			return 0, fmt.Errorf("store: %s row: %w", r.Type, err)
+			return nil, fmt.Errorf("store: %s row: %w", r.Type, err)
 		}
 		sv := r.SchemaVersion
 		if sv == 0 {
@@ -190,19 +189,19 @@ func (s *Store) Append(ctx context.Context, id string, rows ...Row) (int, error)
 			ON CONFLICT (conversation_id, idempotency_key) DO NOTHING`,
 			id, seq+1, hv, sv, key, r.Type, payload)
 		if err != nil {
-			return 0, fmt.Errorf("store: append %s to %s: %w", r.Type, id, err)
+			return nil, fmt.Errorf("store: append %s to %s: %w", r.Type, id, err)
 		}
 		if tag.RowsAffected() == 1 {
 			seq++
-			written++
+			written = append(written, seq)
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE junior_conversations SET last_activity_at = now(), updated_at = now()
 		WHERE conversation_id = $1`, id); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("store: append to %s: %w", id, err)
+		return nil, fmt.Errorf("store: append to %s: %w", id, err)
 	}
 	return written, nil
 }
