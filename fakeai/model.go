@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -472,13 +473,62 @@ func malformed(path string, d wire.Dialect, body []byte) string {
 		if why := need("messages", array, "an array"); why != "" {
 			return why
 		}
-		return need("max_tokens", number, "a number")
+		if why := need("max_tokens", number, "a number"); why != "" {
+			return why
+		}
+		return unansweredAnthropic(j)
 	case wire.OpenAIChat:
-		return need("messages", array, "an array")
+		if why := need("messages", array, "an array"); why != "" {
+			return why
+		}
+		return unansweredChat(j)
 	case wire.OpenAIResponses:
 		return need("input", textOrArray, "a string or an array of items")
 	case wire.AISDK:
 		return need("prompt", array, "an array")
+	}
+	return ""
+}
+
+// unansweredAnthropic says which tool_use blocks have no tool_result in
+// the next message, as Anthropic refuses them, or "".
+func unansweredAnthropic(j gjson.Result) string {
+	msgs := j.Get("messages").Array()
+	for i, m := range msgs {
+		var missing []string
+		for _, part := range m.Get("content").Array() {
+			if part.Get("type").String() != "tool_use" {
+				continue
+			}
+			id := part.Get("id").String()
+			if i+1 >= len(msgs) || !msgs[i+1].Get(`content.#(tool_use_id==`+strconv.Quote(id)+`)`).Exists() {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Sprintf("messages.%d: tool_use ids were found without tool_result blocks immediately after: %s", i, strings.Join(missing, ", "))
+		}
+	}
+	return ""
+}
+
+// unansweredChat says which assistant tool_calls no tool message answers
+// before the next assistant message, as OpenAI refuses them, or "".
+func unansweredChat(j gjson.Result) string {
+	msgs := j.Get("messages").Array()
+	for i, m := range msgs {
+		for _, c := range m.Get("tool_calls").Array() {
+			id, answered := c.Get("id").String(), false
+			for _, n := range msgs[i+1:] {
+				if n.Get("role").String() != "tool" {
+					break
+				}
+				answered = answered || n.Get("tool_call_id").String() == id
+			}
+			if !answered {
+				return fmt.Sprintf("messages.%d: an assistant message with tool_calls must be followed by tool messages for each tool_call_id; %s has none", i, id)
+			}
+		}
 	}
 	return ""
 }

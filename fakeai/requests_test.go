@@ -138,6 +138,10 @@ func TestMalformedRequestsAreRefusedAndReported(t *testing.T) {
 		{"ai sdk without prompt", "POST", "/language-model", `{}`, 400, `"prompt"`},
 		{"embeddings without input", "POST", "/v1/embeddings", `{"model":"e"}`, 400, `"input"`},
 		{"images without prompt", "POST", "/v1/images/generations", `{"model":"i"}`, 400, `"prompt"`},
+		{"anthropic tool_use with no result", "POST", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":"go on"}]}`, 400, "without tool_result blocks immediately after: toolu_1"},
+		{"chat tool_calls with no tool message", "POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"},
+			{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":"go on"}]}`, 400, "call_1 has none"},
 		{"not a model route", "POST", "/v2/whatever", `{}`, 404, "not a model route"},
 		{"over 32 MiB", "POST", "/v1/messages", huge, 413, "over 32 MiB"},
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,13 +38,13 @@ func (w *world) follow(id, key, message string) accepted {
 	return got
 }
 
-// holdToolRequests holds each tool_request at the proxy until the test
-// releases it (or the agent gives up on the request); held is told of
-// each.
-func (w *world) holdToolRequests() (held <-chan proxy.Event, release func()) {
+// hold holds each event of type typ that match accepts at the proxy
+// until the test releases it (or the agent gives up on the request);
+// held is told of each.
+func (w *world) hold(typ proxy.EventType, match func(proxy.Event) bool) (held <-chan proxy.Event, release func()) {
 	h, r := make(chan proxy.Event, 4), make(chan struct{})
 	stop := w.proxy.Subscribe(func(ctx context.Context, ev proxy.Event) {
-		if ev.Type != proxy.EventToolRequest {
+		if ev.Type != typ || !match(ev) {
 			return
 		}
 		h <- ev
@@ -52,15 +53,14 @@ func (w *world) holdToolRequests() (held <-chan proxy.Event, release func()) {
 		case <-ctx.Done():
 		}
 	})
-	once := false
-	release = func() {
-		if !once {
-			once = true
-			close(r)
-		}
-	}
+	var once sync.Once
+	release = func() { once.Do(func() { close(r) }) }
 	w.t.Cleanup(func() { release(); stop() })
 	return h, release
+}
+
+func (w *world) holdToolRequests() (<-chan proxy.Event, func()) {
+	return w.hold(proxy.EventToolRequest, func(proxy.Event) bool { return true })
 }
 
 func receive(t *testing.T, c <-chan proxy.Event) proxy.Event {

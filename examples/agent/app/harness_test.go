@@ -50,6 +50,9 @@ type world struct {
 	web   *httptest.Server // a public page and a GitHub API, on loopback
 	seq   atomic.Int64
 	ua    atomic.Value // the user agent of the last page fetch
+	// slow is told of each fetch of /slow, which answers when the test
+	// ends or the agent gives up on it.
+	slow chan struct{}
 }
 
 // upstream sends the gateway's traffic to the stand-in and the rest (the
@@ -65,12 +68,20 @@ func (u upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newWorld(t *testing.T, env map[string]string) *world {
 	t.Helper()
-	w := &world{t: t, model: fakeai.NewServer(t), db: pgtest.NewDatabase(t)}
+	w := &world{t: t, model: fakeai.NewServer(t), db: pgtest.NewDatabase(t), slow: make(chan struct{}, 4)}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
 	w.web = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/status":
 			w.ua.Store(r.Header.Get("User-Agent"))
 			fmt.Fprint(rw, "All systems operational. Deploy 42 went out at 14:02 UTC.")
+		case r.URL.Path == "/slow":
+			w.slow <- struct{}{}
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
 		case r.URL.Path == "/search/issues" && r.Header.Get("Authorization") == "Bearer gh-code-1":
 			fmt.Fprint(rw, `{"total_count":1,"items":[{"number":7,"title":"Billing migration rollback plan"}]}`)
 		case r.URL.Path == "/search/issues":

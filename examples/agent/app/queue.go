@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"log/slog"
+
+	"github.com/agentvcr/agentvcr/examples/agent/store"
 )
 
 // input is one message a turn answers.
@@ -65,6 +67,9 @@ func (a *App) kick(id string) {
 	if b == nil || b.running != nil || a.held || (b.resume == nil && len(b.pending) == 0) {
 		return
 	}
+	if b.resume == nil && len(b.parked) > 0 {
+		return // inputs wait behind the turn that waits for an authorization
+	}
 	t := b.resume
 	if t != nil {
 		b.resume = nil
@@ -82,7 +87,12 @@ func (a *App) kick(id string) {
 		a.runTurn(ctx, t)
 		a.mu.Lock()
 		b.running = nil
+		late := b.stopping // a stop that came as the turn ended anyway
+		b.stopping = nil
 		a.mu.Unlock()
+		for _, in := range late {
+			a.append(id, store.Row{Type: "message_handled", Key: "message:" + in.MessageID + ":handled", Payload: map[string]any{"messageId": in.MessageID}})
+		}
 		a.kick(id)
 	}()
 }
@@ -93,13 +103,31 @@ func (a *App) stop(id string, in input) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	b := a.boxes[id]
-	if b == nil || b.running == nil {
+	if b == nil {
 		return false
 	}
-	b.stopping = append(b.stopping, in)
-	b.running.stopped = true
-	b.running.cancel()
-	return true
+	if b.running != nil {
+		b.stopping = append(b.stopping, in)
+		b.running.stopped = true
+		b.running.cancel()
+		return true
+	}
+	for authz, t := range b.parked {
+		// A turn waiting for an authorization stops too: it resumes only
+		// to end as cancelled.
+		delete(b.parked, authz)
+		delete(a.pending, id)
+		t.inputs = append(t.inputs, in)
+		t.stopped = true
+		b.resume = t
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.kick(id)
+		}()
+		return true
+	}
+	return false
 }
 
 // takeStopping says whether a stop message cancelled t, and adds the
@@ -128,29 +156,33 @@ func (a *App) park(t *turnState, authorizationID string) {
 	a.mu.Unlock()
 }
 
-// unpark queues the turn waiting for authorizationID and returns it, or
-// nil.
-func (a *App) unpark(authorizationID string) *turnState {
+// takeParked removes the turn waiting for authorizationID and returns
+// it, or nil: one caller gets it however many callbacks race.
+func (a *App) takeParked(authorizationID string) *turnState {
 	a.mu.Lock()
-	var t *turnState
-	for _, b := range a.boxes {
-		if p := b.parked[authorizationID]; p != nil {
+	defer a.mu.Unlock()
+	for id, b := range a.boxes {
+		if t := b.parked[authorizationID]; t != nil {
 			delete(b.parked, authorizationID)
-			b.resume = p
-			t = p
+			delete(a.pending, id)
+			return t
 		}
 	}
+	return nil
+}
+
+// resume queues a turn taken from parked to go on.
+func (a *App) resume(t *turnState) {
+	a.mu.Lock()
+	a.box(t.conv).resume = t
 	a.mu.Unlock()
-	if t != nil {
-		a.kick(t.conv)
-	}
-	return t
+	a.kick(t.conv)
 }
 
 // queueItem is one entry of the internal queue route.
 type queueItem struct {
 	ConversationID string   `json:"conversationId"`
-	Kind           string   `json:"kind"` // input, paused, running, awaiting_authorization
+	Kind           string   `json:"kind"` // input, paused, running, awaiting_authorization, waiting
 	TurnID         string   `json:"turnId,omitempty"`
 	MessageIDs     []string `json:"messageIds,omitempty"`
 }
@@ -173,7 +205,11 @@ func (a *App) snapshot() (items []queueItem, held bool, busy int) {
 			items = append(items, queueItem{id, "paused", b.resume.turnID, ids(b.resume.inputs)})
 		}
 		if len(b.pending) > 0 {
-			items = append(items, queueItem{id, "input", "", ids(b.pending)})
+			kind := "input"
+			if len(b.parked) > 0 {
+				kind = "waiting" // behind a turn that waits for an authorization
+			}
+			items = append(items, queueItem{id, kind, "", ids(b.pending)})
 		}
 		for _, p := range b.parked {
 			items = append(items, queueItem{id, "awaiting_authorization", p.turnID, ids(p.inputs)})

@@ -27,7 +27,7 @@ func (a *App) report(w http.ResponseWriter, r *http.Request) {
 	}
 	events, err := a.st.Events(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.internalError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversationId": id, "title": conv.Title, "forkedFrom": conv.ForkedFrom, "events": reportEvents(events)})
@@ -147,29 +147,20 @@ func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the callback needs state and code")
 		return
 	}
-	a.mu.Lock()
-	var t *turnState
-	for _, b := range a.boxes {
-		if p := b.parked[state]; p != nil {
-			t = p
-		}
-	}
-	a.mu.Unlock()
+	t := a.takeParked(state)
 	if t == nil {
-		writeError(w, http.StatusNotFound, "no turn waits for authorization "+state)
+		writeError(w, http.StatusNotFound, "no turn waits for authorization "+state+" (it completed, was stopped, or never was)")
 		return
 	}
 	subject := t.inputs[0].Author.UserID
 	if err := a.st.SaveCredential(r.Context(), subject, provider, code); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.park(t, state) // the callback can be tried again
+		a.internalError(w, err)
 		return
 	}
-	a.append(t.conv, store.Row{Type: "authorization_completed", Payload: map[string]any{
+	a.append(t.conv, store.Row{Type: "authorization_completed", Key: "authorization:" + state + ":completed", Payload: map[string]any{
 		"kind": "plugin", "provider": provider, "actorId": subject, "authorizationId": state}})
-	a.mu.Lock()
-	delete(a.pending, t.conv)
-	a.mu.Unlock()
-	a.unpark(state)
+	a.resume(t)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "GitHub is connected. You can close this tab.")
 }
@@ -177,8 +168,8 @@ func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
 // internal guards /api/internal/*: the scheduler secret as a bearer.
 func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.SchedulerSecret)) != 1 {
+		got := r.Header.Get("Authorization")
+		if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+a.cfg.SchedulerSecret)) != 1 {
 			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_SCHEDULER_SECRET")
 			return
 		}
@@ -200,13 +191,10 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 			id := fmt.Sprintf("local:scheduler:%s:%d", au.ID, run)
 			msgID := fmt.Sprintf("scheduler-%s-%d", au.ID, run)
 			src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": au.TeamID, "channelId": au.ChannelID})
-			if err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src}); err != nil {
-				a.logf(slog.LevelError, "heartbeat: %v", err)
-				continue
-			}
 			payload := map[string]any{"meta": map[string]any{"author": map[string]any{"isBot": true, "userName": "scheduler"}, "source": "scheduler"},
 				"role": "user", "text": au.Task, "messageId": msgID}
-			if _, err := a.st.Append(ctx, id, store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}); err != nil {
+			if _, err := a.st.Create(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src},
+				store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}); err != nil {
 				a.logf(slog.LevelError, "heartbeat: %v", err)
 				continue
 			}
@@ -227,6 +215,7 @@ func (a *App) idle(w http.ResponseWriter, r *http.Request) {
 	for _, it := range items {
 		busy[it.Kind]++
 	}
+	// Inputs behind a turn that waits for an authorization wait with it.
 	idle := background == 0 && busy["running"] == 0 && (held || busy["input"]+busy["paused"] == 0)
 	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
 		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": held})

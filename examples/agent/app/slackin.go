@@ -55,12 +55,12 @@ type slackEvent struct {
 func (a *App) slackEvents(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "unreadable body")
+		writeError(w, http.StatusRequestEntityTooLarge, "the body is unreadable or over 1 MiB: "+err.Error())
 		return
 	}
 	ts, err := strconv.ParseInt(r.Header.Get("X-Slack-Request-Timestamp"), 10, 64)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, "x-slack-request-timestamp is missing")
+		writeError(w, http.StatusUnauthorized, "x-slack-request-timestamp is missing or not Unix seconds")
 		return
 	}
 	if age := time.Since(time.Unix(ts, 0)); age > signatureWindow || age < -signatureWindow {
@@ -117,20 +117,22 @@ func (a *App) slackMessage(ctx context.Context, env slackEnvelope) {
 		a.logf(slog.LevelWarn, "slack event %s: author %s is not in workspace %s", env.EventID, ev.User, env.TeamID)
 		return
 	}
-	text := strings.TrimSpace(mention.ReplaceAllString(ev.Text, ""))
+	// Slack never sends a NUL; a forged one would only fail the insert.
+	text := strings.TrimSpace(mention.ReplaceAllString(strings.ReplaceAll(ev.Text, "\x00", ""), ""))
 	au := author{UserID: ev.User, UserName: info.Name, FullName: info.RealName, TeamID: env.TeamID, Platform: "slack", Email: info.Profile.Email}
 	src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": env.TeamID, "channelId": ev.Channel, "threadTs": thread, "messageTs": ev.TS})
 	act, _ := json.Marshal(map[string]any{"platform": "slack", "email": info.Profile.Email, "slackUserId": ev.User, "slackUserName": info.Name, "fullName": info.RealName, "teamId": env.TeamID})
-	if err := a.st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "slack", SourceJS: src, Actor: act}); err != nil {
-		a.logf(slog.LevelError, "slack event %s: %v", env.EventID, err)
-		return
-	}
 	payload := map[string]any{"meta": map[string]any{
 		"author": map[string]any{"fullName": info.RealName, "isBot": false, "userId": ev.User, "userName": info.Name},
 		"source": "slack", "slackTs": ev.TS, "explicitMention": ev.Type == "app_mention" || mention.MatchString(ev.Text), "replied": false},
 		"role": "user", "text": text, "messageId": ev.TS}
-	seqs, err := a.st.Append(ctx, id, store.Row{Type: "message", Key: "message:" + ev.TS, Payload: payload})
-	if err != nil || len(seqs) == 0 {
+	seqs, err := a.st.Create(ctx, store.Conversation{ID: id, Source: "slack", SourceJS: src, Actor: act},
+		store.Row{Type: "message", Key: "message:" + ev.TS, Payload: payload})
+	if err != nil {
+		a.logf(slog.LevelError, "slack event %s: %v", env.EventID, err)
+		return
+	}
+	if len(seqs) == 0 {
 		return // stored already: the other copy of a mention
 	}
 	a.slack.AddReactionContext(ctx, "eyes", slack.ItemRef{Channel: ev.Channel, Timestamp: ev.TS})

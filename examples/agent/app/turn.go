@@ -64,6 +64,10 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 		return
 	}
 	first := t.inputs[0]
+	if t.stopped {
+		a.cancelled(t, conv) // stopped while it waited for an authorization
+		return
+	}
 	if !t.started {
 		t.started = true
 		var ids []string
@@ -78,14 +82,14 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 		}
 		route, err := a.gw.Route(ctx, instructionText(t.inputs))
 		if err != nil {
-			a.fail(t, conv, err)
+			a.end(ctx, t, conv, err)
 			return
 		}
 		a.append(t.conv, store.Row{Type: "turn_routed", Key: "turn:" + t.turnID + ":routed", Payload: map[string]any{
 			"source": "router", "turnId": t.turnID, "costUsd": route.CostUSD, "modelId": route.ModelID,
 			"confidence": route.Confidence, "modelProfile": route.Profile, "reasoningLevel": route.ReasoningLevel}})
 		if err := a.compactIfNeeded(ctx, t); err != nil {
-			a.fail(t, conv, err)
+			a.end(ctx, t, conv, err)
 			return
 		}
 		now := time.Now().UnixMilli()
@@ -111,7 +115,7 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 		}
 		messages, err := a.modelHistory(a.ctx, t.conv)
 		if err != nil {
-			a.fail(t, conv, err)
+			a.end(ctx, t, conv, err)
 			return
 		}
 		tools := a.tools()
@@ -120,12 +124,8 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 		}
 		msg, err := a.gw.Step(ctx, a.systemPrompt(), messages, tools)
 		t.steps++
-		if ctx.Err() != nil {
-			a.cancelled(t, conv)
-			return
-		}
-		if err != nil {
-			a.fail(t, conv, err)
+		if err != nil || ctx.Err() != nil {
+			a.end(ctx, t, conv, err)
 			return
 		}
 		pi, calls := piAssistant(msg, a.cfg.AgentModel)
@@ -183,13 +183,23 @@ func (a *App) finish(t *turnState, conv store.Conversation, reply, outcome strin
 		Payload: map[string]any{"turnId": t.turnID, "outcome": outcome}})
 }
 
-func (a *App) fail(t *turnState, conv store.Conversation, err error) {
+// end closes a turn that stopped on err or on its context: cancelled by
+// a stop or the agent's shutdown, timed out, or failed.
+func (a *App) end(ctx context.Context, t *turnState, conv store.Conversation, err error) {
+	if ctx.Err() != nil {
+		a.cancelled(t, conv)
+		return
+	}
+	a.fail(t, conv, "model_execution_failed", err)
+}
+
+func (a *App) fail(t *turnState, conv store.Conversation, code string, err error) {
 	a.logf(slog.LevelWarn, "turn %s failed: %v", t.turnID, err)
 	if !t.started {
 		return
 	}
 	a.deliver(t, conv, failureReply, store.Row{Type: "turn_failed", Key: "turn:" + t.turnID + ":terminal",
-		Payload: map[string]any{"turnId": t.turnID, "failureCode": "model_execution_failed"}})
+		Payload: map[string]any{"turnId": t.turnID, "failureCode": code}})
 }
 
 func (a *App) cancelled(t *turnState, conv store.Conversation) {
@@ -197,14 +207,17 @@ func (a *App) cancelled(t *turnState, conv store.Conversation) {
 		return // the agent is stopping: the turn stays open, as after a crash
 	}
 	if !a.takeStopping(t) {
-		a.fail(t, conv, fmt.Errorf("turn timed out after %s", a.cfg.TurnTimeout))
+		a.fail(t, conv, "agent_run_failed", fmt.Errorf("turn timed out after %s", a.cfg.TurnTimeout))
 		return
 	}
 	a.finish(t, conv, stopReply, "cancelled")
 }
 
 func (a *App) deliver(t *turnState, conv store.Conversation, reply string, terminal store.Row) {
-	ctx := a.ctx
+	a.closeOpenCalls(t)
+	// Slack gets 30 s: a delivery that hangs must not keep the turn open.
+	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+	defer cancel()
 	first := t.inputs[0]
 	replyID := t.turnID + ":assistant:1"
 	meta := map[string]any{"author": map[string]any{"isBot": true, "userName": a.cfg.BotName}, "source": source(first.Surface)}
@@ -249,6 +262,47 @@ func (a *App) deliver(t *turnState, conv store.Conversation, reply string, termi
 		store.Row{Type: "message_handled", Key: "message:" + replyID + ":handled", Payload: map[string]any{"messageId": replyID}},
 		terminal)
 	a.append(t.conv, rows...)
+}
+
+// closeOpenCalls answers each tool call of the history that has no
+// result (the turn stopped while it ran) with an error result, so the
+// next model request is one a provider takes: every tool_use answered.
+func (a *App) closeOpenCalls(t *turnState) {
+	items, err := a.currentHistory(a.ctx, t.conv)
+	if err != nil {
+		a.logf(slog.LevelError, "%v", err)
+		return
+	}
+	answered := map[string]bool{}
+	var open []toolCall
+	for _, it := range items {
+		switch it.Type {
+		case "tool_result":
+			var r store.ToolResult
+			json.Unmarshal([]byte(it.Message), &r)
+			answered[r.ToolCallID] = true
+		case "assistant_message":
+			var m store.Assistant
+			json.Unmarshal([]byte(it.Message), &m)
+			for _, c := range m.Content {
+				if c.Type == "toolCall" {
+					open = append(open, toolCall{ID: c.ID, Name: c.Name})
+				}
+			}
+		}
+	}
+	var rows []store.Row
+	for _, c := range open {
+		if answered[c.ID] {
+			continue
+		}
+		res := store.ToolResult{ToolCallID: c.ID, ToolName: c.Name, IsError: true, Timestamp: time.Now().UnixMilli(),
+			Content: []store.Content{{Type: "text", Text: "The turn ended before this tool finished."}}}
+		rows = append(rows, store.Row{Type: "tool_result", SchemaVersion: 2, Payload: map[string]any{"message": store.Encode(res), "toolCallId": c.ID}})
+	}
+	if len(rows) > 0 {
+		a.append(t.conv, rows...)
+	}
 }
 
 func source(surface string) string {

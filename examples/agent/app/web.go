@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentvcr/agentvcr/examples/agent/store"
 )
@@ -29,6 +30,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// internalError logs err and answers 500 without it: a database error's
+// text is for the operator, not the caller.
+func (a *App) internalError(w http.ResponseWriter, err error) {
+	a.logf(slog.LevelError, "%v", err)
+	writeError(w, http.StatusInternalServerError, "internal error; the agent's log has it")
 }
 
 func hash24(parts ...string) string {
@@ -67,6 +75,10 @@ func readMessage(w http.ResponseWriter, r *http.Request) (messageBody, bool) {
 		writeError(w, http.StatusBadRequest, `"idempotencyKey" and "message" are required`)
 		return b, false
 	}
+	if strings.ContainsRune(b.Message+b.IdempotencyKey, 0) {
+		writeError(w, http.StatusBadRequest, `"message" or "idempotencyKey" holds a NUL character, which no text column takes`)
+		return b, false
+	}
 	return b, true
 }
 
@@ -87,11 +99,7 @@ func (a *App) createConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	src, _ := json.Marshal(map[string]any{"platform": "web", "conversationId": id, "visibility": visibility})
 	act, _ := json.Marshal(map[string]any{"email": user.Email, "fullName": user.FullName})
-	if err := a.st.EnsureConversation(r.Context(), store.Conversation{ID: id, Source: "web", SourceJS: src, Actor: act}); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	a.accept(w, r, id, user, body)
+	a.accept(w, r, id, user, body, &store.Conversation{ID: id, Source: "web", SourceJS: src, Actor: act})
 }
 
 // postMessage is POST /api/conversations/{id}/messages.
@@ -113,19 +121,27 @@ func (a *App) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a.accept(w, r, id, user, body)
+	a.accept(w, r, id, user, body, nil)
 }
 
-// accept writes the input's visible message row once and queues it.
-func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user author, body messageBody) {
+// accept writes the input's visible message row once (with the
+// conversation's row, when create is set) and queues it.
+func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user author, body messageBody, create *store.Conversation) {
 	msgID := "api-msg:" + hash24(id, body.IdempotencyKey)
 	payload := map[string]any{"meta": map[string]any{
 		"author": map[string]any{"email": user.Email, "userId": user.UserID, "userName": user.UserName},
 		"source": "web", "replied": false, "explicitMention": true},
 		"role": "user", "text": body.Message, "messageId": msgID}
-	seqs, err := a.st.Append(r.Context(), id, store.Row{Type: "message", Key: "message:" + msgID, Payload: payload})
+	row := store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}
+	var seqs []int
+	var err error
+	if create != nil {
+		seqs, err = a.st.Create(r.Context(), *create, row)
+	} else {
+		seqs, err = a.st.Append(r.Context(), id, row)
+	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.internalError(w, err)
 		return
 	}
 	status := "accepted"
@@ -143,13 +159,17 @@ func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user aut
 // participant reads the conversation and checks the user takes part in
 // it: its actor, or the author of one of its messages.
 func (a *App) participant(w http.ResponseWriter, r *http.Request, id string, user author) (store.Conversation, bool) {
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		writeError(w, http.StatusNotFound, "no such conversation")
+		return store.Conversation{}, false
+	}
 	conv, err := a.st.Conversation(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, err.Error())
 		return conv, false
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.internalError(w, err)
 		return conv, false
 	}
 	var act struct{ Email string }
@@ -159,7 +179,7 @@ func (a *App) participant(w http.ResponseWriter, r *http.Request, id string, use
 	}
 	events, err := a.st.Events(r.Context(), id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.internalError(w, err)
 		return conv, false
 	}
 	for _, e := range events {
@@ -213,7 +233,7 @@ func (a *App) fork(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
+		a.internalError(w, err)
 	default:
 		writeJSON(w, http.StatusOK, map[string]string{"conversationId": id})
 	}

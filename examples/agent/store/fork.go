@@ -69,6 +69,11 @@ func (s *Store) Fork(ctx context.Context, source, messageID string, c Conversati
 	if why := finishedReply(typ, payload); why != "" {
 		return false, fmt.Errorf("%w: %s", ErrBadCutPoint, why)
 	}
+	if open, err := unfinishedCalls(ctx, tx, source, boundary); err != nil {
+		return false, err
+	} else if len(open) > 0 {
+		return false, fmt.Errorf("%w: tool calls %v have no result by then", ErrBadCutPoint, open)
+	}
 	c.Title = "Forked conversation"
 	if title != nil && *title != "" {
 		c.Title = "Fork: " + *title
@@ -116,6 +121,50 @@ func (s *Store) Fork(ctx context.Context, source, messageID string, c Conversati
 		return false, fmt.Errorf("store: fork note: %w", err)
 	}
 	return true, tx.Commit(ctx)
+}
+
+// unfinishedCalls lists the tool calls of the history up to seq that
+// have no result there.
+func unfinishedCalls(ctx context.Context, tx pgx.Tx, id string, seq int) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT type, payload->>'message' FROM junior_conversation_events
+		WHERE conversation_id = $1 AND seq <= $2 AND type IN ('assistant_message', 'tool_result') AND schema_version >= 2`, id, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	answered := map[string]bool{}
+	var calls []string
+	for rows.Next() {
+		var typ string
+		var msg *string
+		if err := rows.Scan(&typ, &msg); err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			continue
+		}
+		var m struct {
+			ToolCallID string `json:"toolCallId"`
+			Content    []struct{ Type, ID string }
+		}
+		json.Unmarshal([]byte(*msg), &m)
+		if typ == "tool_result" {
+			answered[m.ToolCallID] = true
+			continue
+		}
+		for _, c := range m.Content {
+			if c.Type == "toolCall" {
+				calls = append(calls, c.ID)
+			}
+		}
+	}
+	var open []string
+	for _, c := range calls {
+		if !answered[c] {
+			open = append(open, c)
+		}
+	}
+	return open, rows.Err()
 }
 
 // finishedReply says why an agent message is no place to fork, or "".

@@ -100,18 +100,6 @@ type Row struct {
 	NewHistory bool
 }
 
-// EnsureConversation creates c's row unless it exists.
-func (s *Store) EnsureConversation(ctx context.Context, c Conversation) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
-			forked_from_conversation_id, title, execution_status)
-		VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
-		c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title)
-	if err != nil {
-		return fmt.Errorf("store: create conversation %s: %w", c.ID, err)
-	}
-	return nil
-}
-
 func nullJSON(b json.RawMessage) any {
 	if len(b) == 0 {
 		return nil
@@ -153,6 +141,17 @@ func (s *Store) SetTitle(ctx context.Context, id, title string) error {
 // current history_version. A row whose idempotency key is taken is
 // skipped, as Junior's appends are; Append returns the seqs it wrote.
 func (s *Store) Append(ctx context.Context, id string, rows ...Row) ([]int, error) {
+	return s.write(ctx, nil, id, rows)
+}
+
+// Create is Append to conversation c, which it creates first if it does
+// not exist, in the same transaction: a conversation is never left
+// without the row that made it.
+func (s *Store) Create(ctx context.Context, c Conversation, rows ...Row) ([]int, error) {
+	return s.write(ctx, &c, c.ID, rows)
+}
+
+func (s *Store) write(ctx context.Context, create *Conversation, id string, rows []Row) ([]int, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: append to %s: %w", id, err)
@@ -160,6 +159,14 @@ func (s *Store) Append(ctx context.Context, id string, rows ...Row) ([]int, erro
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
 		return nil, fmt.Errorf("store: lock %s: %w", id, err)
+	}
+	if c := create; c != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
+				forked_from_conversation_id, title, execution_status)
+			VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
+			c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title); err != nil {
+			return nil, fmt.Errorf("store: create conversation %s: %w", c.ID, err)
+		}
 	}
 	var seq, hv int
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), -1), coalesce(max(history_version), 0)

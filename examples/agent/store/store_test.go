@@ -30,7 +30,7 @@ func TestAppendsKeepSeqDenseAndKeysOnce(t *testing.T) {
 	ctx := context.Background()
 	st := open(t)
 	const id = "local:web:dense"
-	if err := st.EnsureConversation(ctx, store.Conversation{ID: id, Source: "web", SourceJS: json.RawMessage(`{}`)}); err != nil {
+	if _, err := st.Create(ctx, store.Conversation{ID: id, Source: "web", SourceJS: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
