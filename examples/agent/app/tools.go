@@ -117,6 +117,8 @@ func (a *App) webFetch(ctx context.Context, raw string) (string, error) {
 }
 
 func (a *App) githubIssues(ctx context.Context, token, query string) (string, bool, string) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.cfg.GitHubAPI, "/")+"/search/issues?q="+url.QueryEscape(query), nil)
 	if err != nil {
 		return err.Error(), true, ""
