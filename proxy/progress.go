@@ -244,6 +244,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 	if dialect != "" || isReply {
 		var err error
 		if body, err = readBody(req); err != nil {
+			o.emit(Event{Type: EventError, Error: err.Error()})
 			return p.text(req, http.StatusBadRequest, "", "agentvcr proxy: cannot read the request body: "+err.Error()+"\n"), nil
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -382,8 +383,15 @@ func (b *observedBody) end(cause string) {
 	if b.parser != nil {
 		b.parser.Close()
 		b.flush()
-		if cause != "" && !b.reported() {
+		switch {
+		case b.reported():
+		case cause != "":
 			b.o.emit(Event{Type: EventError, Error: cause})
+		default:
+			// A body the parser read to its end without a finish (a
+			// stream cut by the provider) still ends: every request
+			// gets its done or error event.
+			b.o.emit(Event{Type: EventDone})
 		}
 		return
 	}
