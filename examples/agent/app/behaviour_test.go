@@ -78,8 +78,7 @@ func TestAProviderErrorFailsTheTurnWithAReply(t *testing.T) {
 	w := newWorld(t, nil)
 	w.model.Respond(router, routed())
 	w.model.Respond(titler, fakeai.Text("A question"))
-	// The SDK retries a 500 once, as products do.
-	w.model.Respond(agent, fakeai.ProviderError(500), fakeai.ProviderError(500))
+	w.model.Respond(agent, fakeai.ProviderError(500))
 	got := w.webTurn("k1", "Did deploy 42 go out?")
 	events := w.report(got.ConversationID)
 	if l := lifecycle(events); !slices.Equal(l, []string{"started", "failed"}) {

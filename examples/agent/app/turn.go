@@ -226,7 +226,7 @@ func (a *App) deliver(t *turnState, conv store.Conversation, reply string, termi
 		if p.ThreadTS != "" {
 			opts = append(opts, slack.MsgOptionTS(p.ThreadTS))
 		}
-		if _, ts, err := a.slack.PostMessageContext(ctx, p.Channel, opts...); err != nil {
+		if ts, err := a.post(ctx, p.Channel, opts...); err != nil {
 			a.logf(slog.LevelWarn, "turn %s: chat.postMessage: %v", t.turnID, err)
 		} else {
 			meta["slackTs"] = ts
@@ -262,6 +262,24 @@ func (a *App) deliver(t *turnState, conv store.Conversation, reply string, termi
 		store.Row{Type: "message_handled", Key: "message:" + replyID + ":handled", Payload: map[string]any{"messageId": replyID}},
 		terminal)
 	a.append(t.conv, rows...)
+}
+
+// post sends a message, waiting out Slack's rate limit (Retry-After)
+// while ctx lasts, as Slack asks clients to.
+func (a *App) post(ctx context.Context, channel string, opts ...slack.MsgOption) (string, error) {
+	for {
+		_, ts, err := a.slack.PostMessageContext(ctx, channel, opts...)
+		var limited *slack.RateLimitedError
+		if !errors.As(err, &limited) {
+			return ts, err
+		}
+		a.logf(slog.LevelInfo, "chat.postMessage is rate limited; retrying in %s", limited.RetryAfter)
+		select {
+		case <-time.After(limited.RetryAfter):
+		case <-ctx.Done():
+			return "", err
+		}
+	}
 }
 
 // closeOpenCalls answers each tool call of the history that has no

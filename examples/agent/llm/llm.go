@@ -26,9 +26,12 @@ type Gateway struct {
 	AgentModel, FastModel string
 }
 
+// anthropic is the Messages client. It does not retry: a provider error
+// fails the turn with a reply, as Junior's does, and the person decides
+// whether to ask again.
 func (g *Gateway) anthropic() anthropic.Client {
 	return anthropic.NewClient(option.WithBaseURL(g.BaseURL), option.WithAPIKey(g.APIKey),
-		option.WithHTTPClient(g.HTTP), option.WithMaxRetries(1))
+		option.WithHTTPClient(g.HTTP), option.WithMaxRetries(0))
 }
 
 // RouterSystem is the router's system prompt, Junior's words.
