@@ -199,7 +199,8 @@ func (a *App) snapshot() (items []queueItem, held bool, busy int) {
 	}
 	for id, b := range a.boxes {
 		if b.running != nil {
-			items = append(items, queueItem{id, "running", b.running.turnID, ids(b.running.inputs)})
+			// A stop message is the running turn's too: it ends with it.
+			items = append(items, queueItem{id, "running", b.running.turnID, append(ids(b.running.inputs), ids(b.stopping)...)})
 		}
 		if b.resume != nil {
 			items = append(items, queueItem{id, "paused", b.resume.turnID, ids(b.resume.inputs)})
