@@ -74,6 +74,8 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /api/oauth/callback/{provider}", a.oauthCallback)
 	mux.HandleFunc("GET /api/internal/heartbeat", a.internal(a.heartbeat))
 	mux.HandleFunc("GET /api/internal/idle", a.internal(a.idle))
+	mux.HandleFunc("GET /api/internal/conversations", a.internal(a.conversations))
+	mux.HandleFunc("POST /api/internal/automations", a.internal(a.addAutomation))
 	mux.HandleFunc("GET /api/internal/queue", a.internal(a.queue))
 	mux.HandleFunc("POST /api/internal/queue/hold", a.internal(a.holdQueue(true)))
 	mux.HandleFunc("POST /api/internal/queue/release", a.internal(a.holdQueue(false)))

@@ -388,3 +388,26 @@ func TestALoadedConversationContinues(t *testing.T) {
 		t.Fatalf("lifecycle %v", l)
 	}
 }
+
+func TestTheInternalRoutesRefuseBadInput(t *testing.T) {
+	w := newWorld(t, nil)
+	for _, body := range []map[string]any{
+		{},
+		{"id": "a", "channelId": "CEVAL1", "task": "digest"},                             // no interval
+		{"id": "a", "channelId": "CEVAL1", "task": "  ", "intervalSeconds": 60},          // blank task
+		{"id": "", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": 60},       // no id
+		{"id": "a", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": "daily"}, // not a number
+	} {
+		if code := w.do("POST", "/api/internal/automations", "", body, nil); code != 400 {
+			t.Errorf("%v: %d; want 400", body, code)
+		}
+	}
+	if code := w.do("GET", "/api/internal/conversations?since=yesterday", "", nil, nil); code != 400 {
+		t.Errorf("a bad since: %d; want 400", code)
+	}
+	var n int
+	pgtest.Connect(t, w.db).QueryRow(context.Background(), `SELECT count(*) FROM agent_automations`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d automations written", n)
+	}
+}

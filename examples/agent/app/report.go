@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,14 +17,27 @@ import (
 // report is GET /api/conversations/{id}: the event log as Junior's
 // reporting API shows it.
 func (a *App) report(w http.ResponseWriter, r *http.Request) {
-	user, ok := webUser(w, r)
-	if !ok {
-		return
-	}
 	id := r.PathValue("id")
-	conv, ok := a.participant(w, r, id, user)
-	if !ok {
-		return
+	var conv store.Conversation
+	if a.internalCaller(r) {
+		// The scheduler's bearer reads any conversation: those an
+		// automation started have no participant.
+		var err error
+		if conv, err = a.st.Conversation(r.Context(), id); errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, err.Error())
+			return
+		} else if err != nil {
+			a.internalError(w, err)
+			return
+		}
+	} else {
+		user, ok := webUser(w, r)
+		if !ok {
+			return
+		}
+		if conv, ok = a.participant(w, r, id, user); !ok {
+			return
+		}
 	}
 	events, err := a.st.Events(r.Context(), id)
 	if err != nil {
@@ -168,13 +182,17 @@ func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
 // internal guards /api/internal/*: the scheduler secret as a bearer.
 func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		got := r.Header.Get("Authorization")
-		if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+a.cfg.SchedulerSecret)) != 1 {
+		if !a.internalCaller(r) {
 			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_SCHEDULER_SECRET")
 			return
 		}
 		h(w, r)
 	}
+}
+
+func (a *App) internalCaller(r *http.Request) bool {
+	got := r.Header.Get("Authorization")
+	return subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+a.cfg.SchedulerSecret)) == 1
 }
 
 // heartbeat is GET /api/internal/heartbeat: 202, then each due
@@ -248,4 +266,52 @@ func (a *App) holdQueue(hold bool) http.HandlerFunc {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// conversations is GET /api/internal/conversations?since=RFC3339: the
+// conversations made since then, for a test to find the one a heartbeat
+// started.
+func (a *App) conversations(w http.ResponseWriter, r *http.Request) {
+	since, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("since"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "since must be an RFC 3339 time: "+err.Error())
+		return
+	}
+	list, err := a.st.ConversationsSince(r.Context(), since)
+	if err != nil {
+		a.internalError(w, err)
+		return
+	}
+	if list == nil {
+		list = []store.Started{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
+}
+
+// addAutomation is POST /api/internal/automations: schedule a task that
+// posts to a Slack channel, first due at nextRunAt (default now).
+func (a *App) addAutomation(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID              string    `json:"id"`
+		TeamID          string    `json:"teamId"`
+		ChannelID       string    `json:"channelId"`
+		Task            string    `json:"task"`
+		IntervalSeconds int       `json:"intervalSeconds"`
+		NextRunAt       time.Time `json:"nextRunAt"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil ||
+		body.ID == "" || body.ChannelID == "" || strings.TrimSpace(body.Task) == "" || body.IntervalSeconds <= 0 {
+		writeError(w, http.StatusBadRequest, `the body must be {"id", "teamId", "channelId", "task", "intervalSeconds" > 0, "nextRunAt"?}`)
+		return
+	}
+	if body.NextRunAt.IsZero() {
+		body.NextRunAt = time.Now()
+	}
+	err := a.st.AddAutomation(r.Context(), store.Automation{ID: body.ID, TeamID: body.TeamID, ChannelID: body.ChannelID,
+		Task: body.Task, Interval: time.Duration(body.IntervalSeconds) * time.Second}, body.NextRunAt)
+	if err != nil {
+		a.internalError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
 }

@@ -61,3 +61,25 @@ func (s *Store) Credential(ctx context.Context, subject, provider string) (strin
 	}
 	return token, err
 }
+
+// Started is a conversation and when it was made.
+type Started struct {
+	ID        string    `json:"conversationId"`
+	Source    string    `json:"source"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// ConversationsSince lists the conversations made at or after t, oldest
+// first.
+func (s *Store) ConversationsSince(ctx context.Context, t time.Time) ([]Started, error) {
+	rows, err := s.pool.Query(ctx, `SELECT conversation_id, coalesce(source, ''), created_at FROM junior_conversations
+		WHERE created_at >= $1 ORDER BY created_at, conversation_id`, t)
+	if err != nil {
+		return nil, fmt.Errorf("store: conversations: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Started, error) {
+		var c Started
+		err := r.Scan(&c.ID, &c.Source, &c.CreatedAt)
+		return c, err
+	})
+}
