@@ -31,11 +31,8 @@ func (a *App) report(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		user, ok := webUser(w, r)
-		if !ok {
-			return
-		}
-		if conv, ok = a.participant(w, r, id, user); !ok {
+		var ok bool
+		if _, conv, ok = a.member(w, r); !ok {
 			return
 		}
 	}
@@ -130,14 +127,11 @@ func reportEvents(events []store.Event) []reported {
 // pendingMessages is GET /api/conversations/{id}/pending-messages: the
 // authorization a web turn waits for.
 func (a *App) pendingMessages(w http.ResponseWriter, r *http.Request) {
-	user, ok := webUser(w, r)
+	_, conv, ok := a.member(w, r)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	if _, ok := a.participant(w, r, id, user); !ok {
-		return
-	}
+	id := conv.ID
 	a.mu.Lock()
 	p, has := a.pending[id]
 	a.mu.Unlock()

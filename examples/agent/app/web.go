@@ -104,15 +104,11 @@ func (a *App) createConversation(w http.ResponseWriter, r *http.Request) {
 
 // postMessage is POST /api/conversations/{id}/messages.
 func (a *App) postMessage(w http.ResponseWriter, r *http.Request) {
-	user, ok := webUser(w, r)
+	user, conv, ok := a.member(w, r)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	conv, ok := a.participant(w, r, id, user)
-	if !ok {
-		return
-	}
+	id := conv.ID
 	if conv.Source != "web" {
 		writeError(w, http.StatusConflict, "conversation "+id+" is a "+conv.Source+" conversation: it takes no web messages")
 		return
@@ -154,6 +150,17 @@ func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user aut
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"conversationId": id, "messageId": msgID, "status": status})
+}
+
+// member reads the signed-in user and the conversation of the route's
+// path, which they must take part in.
+func (a *App) member(w http.ResponseWriter, r *http.Request) (author, store.Conversation, bool) {
+	user, ok := webUser(w, r)
+	if !ok {
+		return user, store.Conversation{}, false
+	}
+	conv, ok := a.participant(w, r, r.PathValue("id"), user)
+	return user, conv, ok
 }
 
 // participant reads the conversation and checks the user takes part in
@@ -200,15 +207,11 @@ func (a *App) participant(w http.ResponseWriter, r *http.Request, id string, use
 
 // fork is POST /api/conversations/{id}/forks.
 func (a *App) fork(w http.ResponseWriter, r *http.Request) {
-	user, ok := webUser(w, r)
+	user, conv, ok := a.member(w, r)
 	if !ok {
 		return
 	}
-	src := r.PathValue("id")
-	conv, ok := a.participant(w, r, src, user)
-	if !ok {
-		return
-	}
+	src := conv.ID
 	var body struct {
 		IdempotencyKey string `json:"idempotencyKey"`
 		MessageID      string `json:"messageId"`
