@@ -30,6 +30,7 @@ type App struct {
 	mu         sync.Mutex
 	boxes      map[string]*mailbox
 	held       bool                   // the queue is held: no queued work starts
+	holdPaused bool                   // paused turns wait; inputs go on
 	background int                    // titles, heartbeats and Slack ingress still running
 	pending    map[string]pendingAuth // by conversation: the link a web user must follow
 }

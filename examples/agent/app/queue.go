@@ -70,9 +70,13 @@ func (a *App) kick(id string) {
 	if b.resume == nil && len(b.parked) > 0 {
 		return // inputs wait behind the turn that waits for an authorization
 	}
+	if b.resume != nil && b.resume.paused && a.holdPaused {
+		return // a paused turn waits to be let go; its inputs wait behind it
+	}
 	t := b.resume
 	if t != nil {
 		b.resume = nil
+		t.paused = false
 	} else {
 		t = &turnState{conv: id, inputs: b.pending, turnID: turnID(b.pending[0].MessageID)}
 		b.pending = nil
@@ -144,6 +148,7 @@ func (a *App) takeStopping(t *turnState) bool {
 // pause re-queues the rest of a turn past its slice.
 func (a *App) pause(t *turnState) {
 	a.mu.Lock()
+	t.paused = true
 	a.box(t.conv).resume = t
 	a.mu.Unlock()
 	a.logf(slog.LevelInfo, "turn %s paused after %d steps; its rest is queued", t.turnID, t.steps)
@@ -187,7 +192,7 @@ type queueItem struct {
 	MessageIDs     []string `json:"messageIds,omitempty"`
 }
 
-func (a *App) snapshot() (items []queueItem, held bool, busy int) {
+func (a *App) snapshot() (items []queueItem, held, holdPaused bool, busy int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ids := func(in []input) []string {
@@ -216,5 +221,5 @@ func (a *App) snapshot() (items []queueItem, held bool, busy int) {
 			items = append(items, queueItem{id, "awaiting_authorization", p.turnID, ids(p.inputs)})
 		}
 	}
-	return items, a.held, a.background
+	return items, a.held, a.holdPaused, a.background
 }

@@ -222,32 +222,46 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 // queued input, no running turn, no background work). A turn waiting for
 // an authorization or held in the queue does not count as work.
 func (a *App) idle(w http.ResponseWriter, r *http.Request) {
-	items, held, background := a.snapshot()
+	items, held, holdPaused, background := a.snapshot()
 	busy := map[string]int{}
 	for _, it := range items {
 		busy[it.Kind]++
 	}
 	// Inputs behind a turn that waits for an authorization wait with it.
-	idle := background == 0 && busy["running"] == 0 && (held || busy["input"]+busy["paused"] == 0)
+	// A held queue, or a held paused turn, waits for the test: idle.
+	paused := busy["paused"]
+	if holdPaused {
+		paused = 0
+	}
+	idle := background == 0 && busy["running"] == 0 && (held || busy["input"]+paused == 0)
 	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
-		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": held})
+		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": held, "holdPaused": holdPaused})
 }
 
 // queue is GET /api/internal/queue: what waits and what runs.
 func (a *App) queue(w http.ResponseWriter, r *http.Request) {
-	items, held, _ := a.snapshot()
+	items, held, holdPaused, _ := a.snapshot()
 	if items == nil {
 		items = []queueItem{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"held": held, "items": items})
+	writeJSON(w, http.StatusOK, map[string]any{"held": held, "holdPaused": holdPaused, "items": items})
 }
 
-// holdQueue holds the queue (no queued input or paused turn starts) or
-// releases it.
+// holdQueue holds the queue (no queued input or paused turn starts), or
+// with ?only=paused holds only paused turns; or releases both.
 func (a *App) holdQueue(hold bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		only := r.URL.Query().Get("only")
+		if only != "" && (only != "paused" || !hold) {
+			writeError(w, http.StatusBadRequest, `only=paused holds paused turns alone; release lets everything go`)
+			return
+		}
 		a.mu.Lock()
-		a.held = hold
+		if only == "paused" {
+			a.holdPaused = true
+		} else {
+			a.held, a.holdPaused = hold, hold && a.holdPaused
+		}
 		var ids []string
 		for id := range a.boxes {
 			ids = append(ids, id)

@@ -32,6 +32,7 @@ type turnState struct {
 	waiting *toolCall
 	cancel  context.CancelFunc
 	stopped bool // cancelled by a "stop" message
+	paused  bool // past its slice, waiting in the queue
 }
 
 type toolCall struct {
