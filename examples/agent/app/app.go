@@ -59,6 +59,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 func (a *App) Close() {
 	a.cancel()
 	a.wg.Wait()
+	a.http.CloseIdleConnections()
 	a.st.Close()
 }
 
@@ -74,12 +75,12 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /api/conversations/{id}/pending-messages", a.pendingMessages)
 	mux.HandleFunc("GET /api/oauth/callback/{provider}", a.oauthCallback)
 	mux.HandleFunc("GET /api/internal/heartbeat", a.internal(a.heartbeat))
-	mux.HandleFunc("GET /api/internal/idle", a.internal(a.idle))
-	mux.HandleFunc("GET /api/internal/conversations", a.internal(a.conversations))
-	mux.HandleFunc("POST /api/internal/automations", a.internal(a.addAutomation))
-	mux.HandleFunc("GET /api/internal/queue", a.internal(a.queue))
-	mux.HandleFunc("POST /api/internal/queue/hold", a.internal(a.holdQueue(true)))
-	mux.HandleFunc("POST /api/internal/queue/release", a.internal(a.holdQueue(false)))
+	mux.HandleFunc("GET /api/internal/idle", a.admin(a.idle))
+	mux.HandleFunc("GET /api/internal/conversations", a.admin(a.conversations))
+	mux.HandleFunc("POST /api/internal/automations", a.admin(a.addAutomation))
+	mux.HandleFunc("GET /api/internal/queue", a.admin(a.queue))
+	mux.HandleFunc("POST /api/internal/queue/hold", a.admin(a.holdQueue(true)))
+	mux.HandleFunc("POST /api/internal/queue/release", a.admin(a.holdQueue(false)))
 	return mux
 }
 

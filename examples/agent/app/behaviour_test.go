@@ -397,6 +397,8 @@ func TestTheInternalRoutesRefuseBadInput(t *testing.T) {
 		{"id": "a", "channelId": "CEVAL1", "task": "  ", "intervalSeconds": 60},          // blank task
 		{"id": "", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": 60},       // no id
 		{"id": "a", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": "daily"}, // not a number
+		{"id": "a", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": 999999999999},
+		{"id": "a", "channelId": "CEVAL1", "task": "dig\x00est", "intervalSeconds": 60},
 	} {
 		if code := w.do("POST", "/api/internal/automations", "", body, nil); code != 400 {
 			t.Errorf("%v: %d; want 400", body, code)
@@ -410,4 +412,61 @@ func TestTheInternalRoutesRefuseBadInput(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d automations written", n)
 	}
+	ok := map[string]any{"id": "daily", "channelId": "CEVAL1", "task": "digest", "intervalSeconds": 86400}
+	if code := w.do("POST", "/api/internal/automations", "", ok, nil); code != 201 {
+		t.Fatalf("an automation: %d", code)
+	}
+	if code := w.do("POST", "/api/internal/automations", "", ok, nil); code != 409 {
+		t.Fatalf("the same id again: %d; want 409", code)
+	}
+}
+
+// The routes a test drives the agent with are off unless the admin
+// secret is set, and the heartbeat's secret does not open them.
+func TestTheAdminRoutesNeedTheirOwnSecret(t *testing.T) {
+	paths := []string{"/api/internal/idle", "/api/internal/queue", "/api/internal/conversations?since=2026-01-01T00:00:00Z"}
+	get := func(w *world, path, key string) int {
+		req, _ := http.NewRequest("GET", w.url+path, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	off := newWorld(t, map[string]string{"AGENT_ADMIN_SECRET": ""})
+	on := newWorld(t, nil)
+	for _, p := range paths {
+		if code := get(off, p, secret); code != 404 {
+			t.Errorf("%s with no admin secret set: %d; want 404", p, code)
+		}
+		if code := get(on, p, secret); code != 401 {
+			t.Errorf("%s with the scheduler's secret: %d; want 401", p, code)
+		}
+		if code := get(on, p, adminKey); code != 200 {
+			t.Errorf("%s with the admin secret: %d; want 200", p, code)
+		}
+	}
+	// Reading a conversation: the scheduler's secret is not enough.
+	got := on.webTurnScripted()
+	if code := get(on, "/api/conversations/"+url.PathEscape(got), secret); code != 401 {
+		t.Errorf("a report with the scheduler's secret: %d; want 401", code)
+	}
+	if code := get(on, "/api/conversations/"+url.PathEscape(got), adminKey); code != 200 {
+		t.Errorf("a report with the admin secret: %d; want 200", code)
+	}
+	if code := get(on, "/api/conversations/%00", adminKey); code != 404 {
+		t.Errorf("a NUL id with the admin secret: %d; want 404", code)
+	}
+}
+
+// webTurnScripted runs one scripted web turn and returns its conversation.
+func (w *world) webTurnScripted() string {
+	w.model.Respond(router, routed())
+	w.model.Respond(titler, fakeai.Text("Hello"))
+	w.model.Respond(agent, fakeai.Text("Hi."))
+	return w.webTurn("k-admin", "hello").ConversationID
 }

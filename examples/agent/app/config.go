@@ -19,8 +19,12 @@ type Config struct {
 	SlackSigningSecret string // SLACK_SIGNING_SECRET (required)
 	SlackBotToken      string // SLACK_BOT_TOKEN (required)
 	GatewayAPIKey      string // AI_GATEWAY_API_KEY (required)
-	SchedulerSecret    string // AGENT_SCHEDULER_SECRET (required): the bearer of /api/internal/*
-	Addr               string // AGENT_ADDR, default 127.0.0.1:3000
+	SchedulerSecret    string // AGENT_SCHEDULER_SECRET (required): the bearer of the heartbeat
+	// AdminSecret (AGENT_ADMIN_SECRET) is the bearer of the routes a test
+	// drives the agent with (idle, queue, conversations, automations, and
+	// reading any conversation); unset, they are off.
+	AdminSecret string
+	Addr        string // AGENT_ADDR, default 127.0.0.1:3000
 
 	GatewayURL string // AI_GATEWAY_URL, default https://ai-gateway.vercel.sh
 	SlackAPI   string // SLACK_API_URL, default https://slack.com/api/
@@ -49,6 +53,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DatabaseURL: getenv("DATABASE_URL"), SlackSigningSecret: getenv("SLACK_SIGNING_SECRET"),
 		SlackBotToken: getenv("SLACK_BOT_TOKEN"), GatewayAPIKey: getenv("AI_GATEWAY_API_KEY"),
 		SchedulerSecret: getenv("AGENT_SCHEDULER_SECRET"),
+		AdminSecret:     getenv("AGENT_ADMIN_SECRET"),
 		Addr:            or(getenv("AGENT_ADDR"), "127.0.0.1:3000"),
 		GatewayURL:      or(getenv("AI_GATEWAY_URL"), "https://ai-gateway.vercel.sh"),
 		SlackAPI:        or(getenv("SLACK_API_URL"), "https://slack.com/api/"),
@@ -95,6 +100,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.TurnSlice = dur("AGENT_TURN_SLICE", 4*time.Minute)
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
+	}
+	if c.AdminSecret != "" && c.AdminSecret == c.SchedulerSecret {
+		errs = append(errs, errors.New("AGENT_ADMIN_SECRET must differ from AGENT_SCHEDULER_SECRET: the heartbeat's caller must not read every conversation"))
 	}
 	if c.Proxy != "" {
 		if u, err := url.Parse(c.Proxy); err != nil || u.Host == "" {

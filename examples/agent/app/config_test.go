@@ -37,6 +37,7 @@ func TestFromEnv(t *testing.T) {
 		{"bad numbers", with("AGENT_TOOL_CALL_LIMIT", "many", "AGENT_CONTEXT_WINDOW_TOKENS", "-5", "AGENT_TURN_TIMEOUT", "10"),
 			[]string{`AGENT_TOOL_CALL_LIMIT="many"`, `AGENT_CONTEXT_WINDOW_TOKENS="-5"`, `AGENT_TURN_TIMEOUT="10"`}, nil},
 		{"bad proxy", with("HTTPS_PROXY", "not a url"), []string{`HTTPS_PROXY="not a url" is not a URL`}, nil},
+		{"one secret for both", with("AGENT_ADMIN_SECRET", "x"), []string{"AGENT_ADMIN_SECRET must differ from AGENT_SCHEDULER_SECRET"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 const (
 	secret     = "test-scheduler-secret"
+	adminKey   = "test-admin-secret"
 	signing    = "test-signing-secret"
 	teamID     = "TEVAL"
 	userEmail  = "person1@example.com"
@@ -114,12 +115,16 @@ func newWorld(t *testing.T, env map[string]string) *world {
 	t.Cleanup(psrv.Close)
 	vars := map[string]string{
 		"DATABASE_URL": w.db, "SLACK_SIGNING_SECRET": signing, "SLACK_BOT_TOKEN": "xoxb-test-token",
-		"AI_GATEWAY_API_KEY": "test-gateway-key", "AGENT_SCHEDULER_SECRET": secret,
+		"AI_GATEWAY_API_KEY": "test-gateway-key", "AGENT_SCHEDULER_SECRET": secret, "AGENT_ADMIN_SECRET": adminKey,
 		"HTTPS_PROXY": psrv.URL, "SSL_CERT_FILE": authority.CertPath, "GITHUB_API_URL": w.web.URL,
 		"AGENT_MODEL": "anthropic/claude-sonnet-4.5", "AGENT_FAST_MODEL": "anthropic/claude-haiku-4.5",
 	}
 	for k, v := range env {
-		vars[k] = v
+		if v == "" {
+			delete(vars, k)
+		} else {
+			vars[k] = v
+		}
 	}
 	cfg, err := app.FromEnv(func(k string) string { return vars[k] })
 	if err != nil {
@@ -173,8 +178,11 @@ func (w *world) do(method, path, user string, body any, out any) int {
 		req.Header.Set(app.UserHeader, user)
 		req.Header.Set(app.NameHeader, "Person 1")
 	}
-	if strings.HasPrefix(path, "/api/internal/") {
+	switch {
+	case strings.HasPrefix(path, "/api/internal/heartbeat"):
 		req.Header.Set("Authorization", "Bearer "+secret)
+	case strings.HasPrefix(path, "/api/internal/"):
+		req.Header.Set("Authorization", "Bearer "+adminKey)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

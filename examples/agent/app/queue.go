@@ -117,6 +117,9 @@ func (a *App) stop(id string, in input) bool {
 		return true
 	}
 	for authz, t := range b.parked {
+		if t.claimed {
+			continue // its callback is storing the credential
+		}
 		// A turn waiting for an authorization stops too: it resumes only
 		// to end as cancelled.
 		delete(b.parked, authz)
@@ -132,6 +135,13 @@ func (a *App) stop(id string, in input) bool {
 		return true
 	}
 	return false
+}
+
+// isStopped says whether a stop message ended t while it waited.
+func (a *App) isStopped(t *turnState) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return t.stopped
 }
 
 // takeStopping says whether a stop message cancelled t, and adds the
@@ -161,25 +171,37 @@ func (a *App) park(t *turnState, authorizationID string) {
 	a.mu.Unlock()
 }
 
-// takeParked removes the turn waiting for authorizationID and returns
-// it, or nil: one caller gets it however many callbacks race.
-func (a *App) takeParked(authorizationID string) *turnState {
+// claimParked claims the turn waiting for authorizationID for its
+// callback and returns it, or nil: one caller gets it however many
+// callbacks race. The claimed turn stays parked, so its conversation's
+// inputs still wait behind it, until resume or unclaim.
+func (a *App) claimParked(authorizationID string) *turnState {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for id, b := range a.boxes {
-		if t := b.parked[authorizationID]; t != nil {
-			delete(b.parked, authorizationID)
-			delete(a.pending, id)
+	for _, b := range a.boxes {
+		if t := b.parked[authorizationID]; t != nil && !t.claimed {
+			t.claimed = true
 			return t
 		}
 	}
 	return nil
 }
 
-// resume queues a turn taken from parked to go on.
-func (a *App) resume(t *turnState) {
+// unclaim gives a claimed turn back to waiting, when its callback failed.
+func (a *App) unclaim(t *turnState) {
 	a.mu.Lock()
-	a.box(t.conv).resume = t
+	t.claimed = false
+	a.mu.Unlock()
+}
+
+// resume moves a claimed turn from parked to go on.
+func (a *App) resume(t *turnState, authorizationID string) {
+	a.mu.Lock()
+	b := a.box(t.conv)
+	delete(b.parked, authorizationID)
+	delete(a.pending, t.conv)
+	t.claimed = false
+	b.resume = t
 	a.mu.Unlock()
 	a.kick(t.conv)
 }

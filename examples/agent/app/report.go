@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentvcr/agentvcr/examples/agent/store"
 )
@@ -19,9 +20,13 @@ import (
 func (a *App) report(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var conv store.Conversation
-	if a.internalCaller(r) {
-		// The scheduler's bearer reads any conversation: those an
-		// automation started have no participant.
+	if a.adminCaller(r) {
+		// The admin bearer reads any conversation: those an automation
+		// started, or a test loaded, have no participant.
+		if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+			writeError(w, http.StatusNotFound, "no such conversation")
+			return
+		}
 		var err error
 		if conv, err = a.st.Conversation(r.Context(), id); errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, err.Error())
@@ -155,28 +160,28 @@ func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the callback needs state and code")
 		return
 	}
-	t := a.takeParked(state)
+	t := a.claimParked(state)
 	if t == nil {
 		writeError(w, http.StatusNotFound, "no turn waits for authorization "+state+" (it completed, was stopped, or never was)")
 		return
 	}
 	subject := t.inputs[0].Author.UserID
 	if err := a.st.SaveCredential(r.Context(), subject, provider, code); err != nil {
-		a.park(t, state) // the callback can be tried again
+		a.unclaim(t) // the callback can be tried again
 		a.internalError(w, err)
 		return
 	}
 	a.append(t.conv, store.Row{Type: "authorization_completed", Key: "authorization:" + state + ":completed", Payload: map[string]any{
 		"kind": "plugin", "provider": provider, "actorId": subject, "authorizationId": state}})
-	a.resume(t)
+	a.resume(t, state)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "GitHub is connected. You can close this tab.")
 }
 
-// internal guards /api/internal/*: the scheduler secret as a bearer.
+// internal guards the heartbeat: the scheduler secret as a bearer.
 func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !a.internalCaller(r) {
+		if !bearer(r, a.cfg.SchedulerSecret) {
 			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_SCHEDULER_SECRET")
 			return
 		}
@@ -184,9 +189,29 @@ func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (a *App) internalCaller(r *http.Request) bool {
+// admin guards the routes a test drives the agent with: off unless
+// AGENT_ADMIN_SECRET is set, then that secret as a bearer.
+func (a *App) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.AdminSecret == "" {
+			writeError(w, http.StatusNotFound, "this route is off: set AGENT_ADMIN_SECRET to turn it on")
+			return
+		}
+		if !a.adminCaller(r) {
+			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_ADMIN_SECRET")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (a *App) adminCaller(r *http.Request) bool {
+	return a.cfg.AdminSecret != "" && bearer(r, a.cfg.AdminSecret)
+}
+
+func bearer(r *http.Request, secret string) bool {
 	got := r.Header.Get("Authorization")
-	return subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+a.cfg.SchedulerSecret)) == 1
+	return subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+secret)) == 1
 }
 
 // heartbeat is GET /api/internal/heartbeat: 202, then each due
@@ -308,8 +333,12 @@ func (a *App) addAutomation(w http.ResponseWriter, r *http.Request) {
 		NextRunAt       time.Time `json:"nextRunAt"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil ||
-		body.ID == "" || body.ChannelID == "" || strings.TrimSpace(body.Task) == "" || body.IntervalSeconds <= 0 {
-		writeError(w, http.StatusBadRequest, `the body must be {"id", "teamId", "channelId", "task", "intervalSeconds" > 0, "nextRunAt"?}`)
+		body.ID == "" || body.ChannelID == "" || strings.TrimSpace(body.Task) == "" || body.IntervalSeconds <= 0 || body.IntervalSeconds > 366*86400 {
+		writeError(w, http.StatusBadRequest, `the body must be {"id", "teamId", "channelId", "task", "intervalSeconds" (1 to a year), "nextRunAt"?}`)
+		return
+	}
+	if strings.ContainsRune(body.ID+body.TeamID+body.ChannelID+body.Task, 0) {
+		writeError(w, http.StatusBadRequest, "a field holds a NUL character")
 		return
 	}
 	if body.NextRunAt.IsZero() {
@@ -317,6 +346,10 @@ func (a *App) addAutomation(w http.ResponseWriter, r *http.Request) {
 	}
 	err := a.st.AddAutomation(r.Context(), store.Automation{ID: body.ID, TeamID: body.TeamID, ChannelID: body.ChannelID,
 		Task: body.Task, Interval: time.Duration(body.IntervalSeconds) * time.Second}, body.NextRunAt)
+	if errors.Is(err, store.ErrExists) {
+		writeError(w, http.StatusConflict, "automation "+body.ID+" exists")
+		return
+	}
 	if err != nil {
 		a.internalError(w, err)
 		return

@@ -33,6 +33,7 @@ type turnState struct {
 	cancel  context.CancelFunc
 	stopped bool // cancelled by a "stop" message
 	paused  bool // past its slice, waiting in the queue
+	claimed bool // parked, and its OAuth callback is storing the credential
 }
 
 type toolCall struct {
@@ -65,12 +66,16 @@ func (a *App) runTurn(ctx context.Context, t *turnState) {
 		return
 	}
 	first := t.inputs[0]
-	if t.stopped {
+	if a.isStopped(t) {
 		a.cancelled(t, conv) // stopped while it waited for an authorization
 		return
 	}
 	if !t.started {
 		t.started = true
+		// A turn that ended without closing its tool calls (the agent
+		// stopped mid-tool) would make this turn's request one no
+		// provider takes.
+		a.closeOpenCalls(t)
 		var ids []string
 		for _, in := range t.inputs {
 			ids = append(ids, in.MessageID)

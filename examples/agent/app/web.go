@@ -216,8 +216,9 @@ func (a *App) fork(w http.ResponseWriter, r *http.Request) {
 		IdempotencyKey string `json:"idempotencyKey"`
 		MessageID      string `json:"messageId"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || body.IdempotencyKey == "" || body.MessageID == "" {
-		writeError(w, http.StatusBadRequest, `the body must be {"idempotencyKey", "messageId"}`)
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || body.IdempotencyKey == "" || body.MessageID == "" ||
+		strings.ContainsRune(body.IdempotencyKey+body.MessageID, 0) {
+		writeError(w, http.StatusBadRequest, `the body must be {"idempotencyKey", "messageId"}, without NUL characters`)
 		return
 	}
 	key, _ := json.Marshal([]string{"fork", src, body.IdempotencyKey})

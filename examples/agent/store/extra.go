@@ -15,10 +15,16 @@ type Automation struct {
 	Interval                    time.Duration
 }
 
+// ErrExists refuses an automation whose id is taken.
+var ErrExists = errors.New("exists already")
+
 // AddAutomation schedules a; its first run is due at next.
 func (s *Store) AddAutomation(ctx context.Context, a Automation, next time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO agent_automations (id, team_id, channel_id, task, interval_seconds, next_run_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.TeamID, a.ChannelID, a.Task, int(a.Interval/time.Second), next)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO agent_automations (id, team_id, channel_id, task, interval_seconds, next_run_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`, a.ID, a.TeamID, a.ChannelID, a.Task, int(a.Interval/time.Second), next)
+	if err == nil && tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: automation %s: %w", a.ID, ErrExists)
+	}
 	if err != nil {
 		return fmt.Errorf("store: automation %s: %w", a.ID, err)
 	}
