@@ -525,11 +525,19 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	hc.CloseIdleConnections()
+	// The server side of 200 connections closes after the client's does;
+	// what stays after that is what the proxy keeps.
 	var after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 16<<20 {
-		t.Fatalf("the heap grew by %d MiB over 200 requests", grown>>20)
+	var grown int64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if grown = int64(after.HeapAlloc) - int64(before.HeapAlloc); grown <= 16<<20 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if grown > 16<<20 {
+		t.Fatalf("the heap grew by %d MiB over 200 requests, and stayed so for 5 s", grown>>20)
 	}
 	t.Logf("heap %d KiB -> %d KiB", before.HeapAlloc>>10, after.HeapAlloc>>10)
 }
