@@ -18,6 +18,10 @@
 // long the conversation. Errors name the file, the row (its index in events
 // and its seq) and the field, as *FormatError and *RowError.
 //
+// Build writes a conversation from builder items (SlackMention,
+// SlackThreadMessage, WebMessage, Reply) as the rows real turns write, for
+// a test that starts from history without calling a model.
+//
 // CutAtReply computes the rows that Junior's conversation fork copies when it
 // forks at a delivered reply, with the product's refusals as typed errors.
 package history
