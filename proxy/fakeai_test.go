@@ -2,15 +2,12 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -31,17 +28,7 @@ func gatewayProxy(t *testing.T, up *fakeai.Server, mode Mode, dir string) (*Prox
 		t.Fatal(err)
 	}
 	p := &Proxy{CA: authority, Allow: DefaultAllow(), Rules: DefaultRules(), Mode: mode, Dir: dir, Upstream: up.Transport()}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	proxyURL, _ := url.Parse(srv.URL)
-	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	t.Cleanup(client.CloseIdleConnections)
-	return p, client
+	return p, serve(t, p)
 }
 
 // gatewayTurn sends what @ai-sdk/gateway sends for one streamed turn.
@@ -106,17 +93,7 @@ func fakeProxy(t *testing.T, m *fakeai.Model) (*Proxy, *http.Client) {
 	}
 	p := &Proxy{CA: authority, Allow: []string{"https://api.anthropic.com"}, Dir: t.TempDir(), Fake: m,
 		Rules: []Rule{{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: ModeFake}}}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	proxyURL, _ := url.Parse(srv.URL)
-	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	t.Cleanup(client.CloseIdleConnections)
-	return p, client
+	return p, serve(t, p)
 }
 
 // toolLoop runs the Anthropic SDK's tool loop through hc: the tool's

@@ -109,6 +109,13 @@ func frontWith(t *testing.T, upstream *httptest.Server, configure func(*Proxy)) 
 	tr.ResponseHeaderTimeout = 2 * time.Second
 	p := &Proxy{CA: authority, Allow: []string{upstream.URL}, Upstream: tr}
 	configure(p)
+	return p, serve(t, p)
+}
+
+// serve starts p, serves it on loopback for the test, and returns an
+// agent's client that goes through it and trusts its CA.
+func serve(t *testing.T, p *Proxy) *http.Client {
+	t.Helper()
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +123,10 @@ func frontWith(t *testing.T, upstream *httptest.Server, configure func(*Proxy)) 
 	t.Cleanup(srv.Close)
 	proxyURL, _ := url.Parse(srv.URL)
 	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
+	roots.AddCert(p.CA.Cert)
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	t.Cleanup(client.CloseIdleConnections)
-	return p, client
+	return client
 }
 
 // restart writes what old recorded and starts the next run: a proxy
