@@ -37,7 +37,7 @@ func (s *Store) Fork(ctx context.Context, source, messageID string, c Conversati
 	}
 	defer tx.Rollback(ctx)
 	for _, id := range []string{source, c.ID} {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
+		if err := lock(ctx, tx, id); err != nil {
 			return false, err
 		}
 	}
@@ -79,11 +79,8 @@ func (s *Store) Fork(ctx context.Context, source, messageID string, c Conversati
 		c.Title = "Fork: " + *title
 	}
 	c.ForkedFrom = source
-	if _, err := tx.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
-			forked_from_conversation_id, title, execution_status)
-		VALUES ($1, $2, $3, $4, $3, $5, $6, 'idle')`,
-		c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title); err != nil {
-		return false, fmt.Errorf("store: fork %s: %w", c.ID, err)
+	if err := insertConversation(ctx, tx, c); err != nil {
+		return false, err
 	}
 	// The cut is the later of the agent message and its visible reply.
 	if _, err := tx.Exec(ctx, `

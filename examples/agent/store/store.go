@@ -100,6 +100,28 @@ type Row struct {
 	NewHistory bool
 }
 
+// lock takes the conversation's event lock for the transaction: every
+// writer of its log (appends, forks) takes it, so seq stays dense.
+func lock(ctx context.Context, tx pgx.Tx, id string) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
+		return fmt.Errorf("store: lock %s: %w", id, err)
+	}
+	return nil
+}
+
+// insertConversation writes c's row unless one exists; the destination
+// is the source, as for Junior's web and Slack roots.
+func insertConversation(ctx context.Context, tx pgx.Tx, c Conversation) error {
+	_, err := tx.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
+			forked_from_conversation_id, title, execution_status)
+		VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
+		c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title)
+	if err != nil {
+		return fmt.Errorf("store: create conversation %s: %w", c.ID, err)
+	}
+	return nil
+}
+
 func nullJSON(b json.RawMessage) any {
 	if len(b) == 0 {
 		return nil
@@ -157,15 +179,12 @@ func (s *Store) write(ctx context.Context, create *Conversation, id string, rows
 		return nil, fmt.Errorf("store: append to %s: %w", id, err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "conversation events "+id); err != nil {
-		return nil, fmt.Errorf("store: lock %s: %w", id, err)
+	if err := lock(ctx, tx, id); err != nil {
+		return nil, err
 	}
 	if c := create; c != nil {
-		if _, err := tx.Exec(ctx, `INSERT INTO junior_conversations (conversation_id, source, source_json, actor_json, destination_json,
-				forked_from_conversation_id, title, execution_status)
-			VALUES ($1, $2, $3, $4, $3, nullif($5, ''), nullif($6, ''), 'idle') ON CONFLICT DO NOTHING`,
-			c.ID, c.Source, []byte(c.SourceJS), nullJSON(c.Actor), c.ForkedFrom, c.Title); err != nil {
-			return nil, fmt.Errorf("store: create conversation %s: %w", c.ID, err)
+		if err := insertConversation(ctx, tx, *c); err != nil {
+			return nil, err
 		}
 	}
 	var seq, hv int
