@@ -15,6 +15,7 @@ import (
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/proxy/slack"
+	"github.com/jackc/pgx/v5"
 )
 
 type accepted struct {
@@ -244,15 +245,75 @@ func TestASlackMentionIsAnsweredInItsThread(t *testing.T) {
 	if !strings.Contains(w.model.Calls(agent)[0].Prompt.Text(), `<current-instruction author_id="U0PERSON1" author_name="Person One" slack_ts="`+ts+`">`) {
 		t.Fatalf("the instruction: %s", w.model.Calls(agent)[0].Prompt.Text())
 	}
-	// A Slack conversation takes no web messages.
-	if code := w.do("POST", "/api/conversations/"+id+"/messages", userEmail, map[string]string{"idempotencyKey": "k", "message": "hi"}, nil); code != 409 {
-		t.Errorf("a web message into a Slack conversation: %d; want 409", code)
-	}
 	var started struct{ Surface string }
 	conn.QueryRow(context.Background(), `SELECT payload->>'surface' FROM junior_conversation_events WHERE conversation_id = $1 AND type = 'turn_started'`,
 		id).Scan(&started.Surface)
 	if started.Surface != "slack" {
 		t.Fatalf("surface %q", started.Surface)
+	}
+}
+
+// A web message on a Slack conversation is a dashboard continue: the
+// turn sees the thread, runs on the api surface, and its reply stays in
+// the dashboard.
+func TestADashboardContinuesASlackConversation(t *testing.T) {
+	w := newWorld(t, nil)
+	w.model.Respond(router, routed())
+	w.model.Respond(titler, fakeai.Text("Launch date"))
+	w.model.Respond(agent, fakeai.Text("The launch is on March 12."))
+	ts := "1790000000.000200"
+	w.slack.AddMessage("CEVAL1", slack.Message{TS: ts, User: "U0PERSON1", Text: "<@UBOT> when is the launch?"})
+	if code := w.slackEvent(map[string]any{"type": "app_mention", "user": "U0PERSON1", "text": "<@UBOT> when is the launch?",
+		"channel": "CEVAL1", "ts": ts, "event_ts": ts}); code != 200 {
+		t.Fatalf("mention: %d", code)
+	}
+	w.idle()
+	id := "slack:CEVAL1:" + ts
+	body := map[string]string{"idempotencyKey": "dash-1", "message": "and the beta?"}
+	if code := w.do("POST", "/api/conversations/"+id+"/messages", "someone@example.com", body, nil); code != 403 {
+		t.Fatalf("a dashboard continue by someone outside the thread: %d; want 403", code)
+	}
+	w.model.Respond(router, routed())
+	w.model.Respond(agent, fakeai.Text("The beta opens on March 1."))
+	var got struct{ ConversationID, MessageID, Status string }
+	if code := w.do("POST", "/api/conversations/"+id+"/messages", userEmail, body, &got); code != 200 || got.Status != "accepted" || got.ConversationID != id {
+		t.Fatalf("a dashboard continue: %d %+v", code, got)
+	}
+	w.idle()
+	if posts := w.slack.Calls("chat.postMessage"); len(posts) != 1 {
+		t.Fatalf("chat.postMessage was called %d times; the dashboard's reply must not reach the thread", len(posts))
+	}
+	prompt := w.model.Calls(agent)[1].Prompt.Text()
+	if !strings.Contains(prompt, "when is the launch?") || !strings.Contains(prompt, "The launch is on March 12.") || !strings.Contains(prompt, "and the beta?") {
+		t.Fatalf("the dashboard turn's prompt lacks the thread or the new message: %s", prompt)
+	}
+	var replies []string
+	for _, e := range w.report(id) {
+		if e.Data["type"] == "message" && e.Data["role"] == "assistant" {
+			replies = append(replies, e.Data["text"].(string))
+		}
+	}
+	if want := []string{"The launch is on March 12.", "The beta opens on March 1."}; !slices.Equal(replies, want) {
+		t.Fatalf("the replies %q; want %q", replies, want)
+	}
+	conn := pgtest.Connect(t, w.db)
+	rows, err := conn.Query(context.Background(), `SELECT payload->>'surface' FROM junior_conversation_events
+		WHERE conversation_id = $1 AND type = 'turn_started' ORDER BY seq`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	surfaces, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"slack", "api"}; !slices.Equal(surfaces, want) {
+		t.Fatalf("turn surfaces %q; want %q", surfaces, want)
+	}
+	var source string
+	conn.QueryRow(context.Background(), `SELECT payload->'meta'->>'source' FROM junior_conversation_events
+		WHERE conversation_id = $1 AND type = 'message' AND payload->>'text' = 'The beta opens on March 1.'`, id).Scan(&source)
+	if source != "web" {
+		t.Fatalf("the dashboard reply's source %q; want web", source)
 	}
 }
 

@@ -109,7 +109,10 @@ func (a *App) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := conv.ID
-	if conv.Source != "web" {
+	// A web message on a Slack conversation is a dashboard continue: the
+	// turn runs on the api surface and its reply stays in the dashboard,
+	// since the thread never saw the message it answers.
+	if conv.Source != "web" && conv.Source != "slack" {
 		writeError(w, http.StatusConflict, "conversation "+id+" is a "+conv.Source+" conversation: it takes no web messages")
 		return
 	}
