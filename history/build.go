@@ -59,6 +59,10 @@ type Built struct {
 	Start time.Time
 	// NextTS gives a fresh Slack ts for each Slack input.
 	NextTS func() string
+	// FirstSeq and HistoryVersion place the rows after a conversation's
+	// own: the first row's seq, and the history version every row has.
+	// Both are zero for a new conversation.
+	FirstSeq, HistoryVersion int64
 }
 
 var unsafeTurnID = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -103,8 +107,10 @@ type builder struct {
 	now     time.Time
 	events  []Event
 	pending []builtInput
-	calls   int
 }
+
+// seq is the next row's seq.
+func (w *builder) seq() int64 { return w.b.FirstSeq + int64(len(w.events)) }
 
 type builtInput struct {
 	id      string
@@ -114,7 +120,7 @@ type builtInput struct {
 
 func (w *builder) add(typ string, sv int64, key string, payload any) {
 	p, _ := json.Marshal(payload)
-	ev := Event{Seq: int64(len(w.events)), Type: typ, SchemaVersion: sv, CreatedAtMs: w.now.UnixMilli(), Payload: p}
+	ev := Event{Seq: w.seq(), HistoryVersion: w.b.HistoryVersion, Type: typ, SchemaVersion: sv, CreatedAtMs: w.now.UnixMilli(), Payload: p}
 	if key != "" {
 		ev.IdempotencyKey = &key
 	}
@@ -131,7 +137,7 @@ func (w *builder) input(it Item) {
 		meta = map[string]any{"author": map[string]any{"fullName": a.FullName, "isBot": false, "userId": a.UserID, "userName": a.UserName},
 			"source": "slack", "slackTs": id, "explicitMention": it.kind == "slack_mention", "replied": false}
 	} else {
-		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", a.Email, len(w.events), it.text)))
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", a.Email, w.seq(), it.text)))
 		id = "api-msg:" + hex.EncodeToString(sum[:12])
 		meta = map[string]any{"author": map[string]any{"email": a.Email, "userId": a.UserID, "userName": a.UserName},
 			"source": "web", "replied": false, "explicitMention": true}
@@ -161,8 +167,7 @@ func (w *builder) reply(it Item) {
 	w.add("user_message", 2, "", map[string]any{"message": encodeUser(w.instruction(), ts),
 		"provenance": map[string]any{"authority": "instruction", "actor": w.actor()}})
 	for _, t := range it.tools {
-		w.calls++
-		id := fmt.Sprintf("call_built_%d", w.calls)
+		id := fmt.Sprintf("call_built_%d", w.seq())
 		args, _ := json.Marshal(t.Input)
 		if len(args) == 0 || string(args) == "null" {
 			args = []byte("{}")
@@ -237,7 +242,7 @@ func (w *builder) assistant(text string, calls []map[string]any, stop, key strin
 		"cost": map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
 	raw := map[string]string{"toolUse": "tool_use", "stop": "end_turn"}[stop]
 	msg, _ := json.Marshal(map[string]any{"content": content, "api": "anthropic-messages", "provider": "vercel-ai-gateway", "model": w.b.Model,
-		"usage": usage, "stopReason": stop, "timestamp": w.now.UnixMilli(), "responseId": fmt.Sprintf("gen_built_%d", len(w.events)), "rawStopReason": raw})
+		"usage": usage, "stopReason": stop, "timestamp": w.now.UnixMilli(), "responseId": fmt.Sprintf("gen_built_%d", w.seq()), "rawStopReason": raw})
 	w.add("assistant_message", 2, key, map[string]any{"model": w.b.Model, "usage": usage, "message": string(msg), "provider": "vercel-ai-gateway"})
 }
 

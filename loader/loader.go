@@ -35,6 +35,10 @@ var ErrConflict = errors.New("conversation already exists with a different histo
 // given and none can be derived without reading the input twice.
 var ErrNeedConversationID = errors.New("no conversation id: give one, or load from a file")
 
+// ErrNoConversation means an Append named a conversation the database
+// lacks.
+var ErrNoConversation = errors.New("no such conversation to append to")
+
 // Options control one load.
 type Options struct {
 	// ConversationID is the id of the conversation to create. Empty means
@@ -46,6 +50,11 @@ type Options struct {
 	// ThroughReply loads only the rows a fork at this delivered reply
 	// copies (history.CutAtReply).
 	ThroughReply string
+	// Append adds the rows to the existing conversation ConversationID
+	// instead of creating one: they must continue it, the first at the
+	// seq after its last row. It is for the time between turns; a turn
+	// writing at once makes the load fail, writing nothing.
+	Append bool
 	// File names the input in errors.
 	File string
 	// Progress, if set, is told how many rows have been read so far:
@@ -61,7 +70,7 @@ const ProgressEvery = 1000
 type Result struct {
 	File           string `json:"file,omitempty"`
 	ConversationID string `json:"conversationId"`
-	Status         string `json:"status"` // "loaded" or "already loaded"
+	Status         string `json:"status"` // "loaded", "appended" or "already loaded"
 	Events         int    `json:"events"`
 	Identities     int    `json:"identities"`
 	Skipped        int    `json:"skipped"` // rows of uncopied types
@@ -145,6 +154,9 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 		rows = sliceSource(cut.Events)
 	}
 	id := opts.ConversationID
+	if id == "" && opts.Append {
+		return nil, fmt.Errorf("%s: %w", fileOr(opts.File), ErrNeedConversationID)
+	}
 	if id == "" {
 		switch {
 		case opts.ThroughReply == "" && h.Exporter != nil && h.Exporter.ConversationID != "":
@@ -160,7 +172,7 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 		rows = counted(rows, opts.Progress)
 	}
 	res := &Result{File: opts.File, ConversationID: id}
-	if err := l.write(ctx, p, h, rows, res); err != nil {
+	if err := l.write(ctx, p, h, rows, res, opts.Append); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -226,7 +238,7 @@ func readAll(hr *history.Reader, h *history.Header, p *schema.Profile) (*history
 	}
 }
 
-func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header, next source, res *Result) error {
+func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header, next source, res *Result, appending bool) error {
 	t := p.Tables
 	tx, err := l.DB.Begin(ctx)
 	if err != nil {
@@ -246,7 +258,16 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 		res.ConversationID).Scan(&exists); err != nil {
 		return fail(err)
 	}
-	if exists {
+	first := int64(-1) // the seq an appended load must start at
+	switch {
+	case appending && !exists:
+		return fail(fmt.Errorf("%w: load it without appending first", ErrNoConversation))
+	case appending:
+		if err := tx.QueryRow(ctx, p.SQL("SELECT coalesce(max({events.seq}), -1) + 1 FROM {events} WHERE {events.conversation_id} = $1"),
+			res.ConversationID).Scan(&first); err != nil {
+			return fail(err)
+		}
+	case exists:
 		return l.compare(ctx, tx, p, next, res)
 	}
 
@@ -255,10 +276,12 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 		return fail(err)
 	}
 	res.Identities = len(h.Identities)
-	if err := insertConversation(ctx, tx, p, h, res.ConversationID); err != nil {
-		return fail(err)
+	if !appending {
+		if err := insertConversation(ctx, tx, p, h, res.ConversationID); err != nil {
+			return fail(err)
+		}
 	}
-	src := &copySource{next: next, id: res.ConversationID, idmap: idmap, file: res.File, firstUse: map[string]int64{}}
+	src := &copySource{next: next, id: res.ConversationID, idmap: idmap, file: res.File, firstUse: map[string]int64{}, first: first}
 	var columns []string
 	for _, c := range []string{"conversation_id", "seq", "history_version", "schema_version", "idempotency_key", "type", "payload", "actor_identity_id", "created_at"} {
 		columns = append(columns, p.Column("events."+c))
@@ -269,7 +292,16 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 	}
 	res.Events = int(n)
 	res.Skipped = src.skipped
-	if n > 0 {
+	switch {
+	case n > 0 && appending:
+		if _, err := tx.Exec(ctx, p.SQL(`UPDATE {conversations} SET
+			{conversations.last_activity_at} = greatest({conversations.last_activity_at}, $2),
+			{conversations.updated_at} = greatest({conversations.updated_at}, $2)
+			WHERE {conversations.conversation_id} = $1`),
+			res.ConversationID, time.UnixMilli(src.maxAt)); err != nil {
+			return fail(err)
+		}
+	case n > 0:
 		if _, err := tx.Exec(ctx, p.SQL(`UPDATE {conversations} SET {conversations.created_at} = $2,
 			{conversations.last_activity_at} = $3, {conversations.updated_at} = $3
 			WHERE {conversations.conversation_id} = $1`),
@@ -281,6 +313,9 @@ func (l *Loader) write(ctx context.Context, p *schema.Profile, h *history.Header
 		return fail(err)
 	}
 	res.Status = "loaded"
+	if appending {
+		res.Status = "appended"
+	}
 	return nil
 }
 
@@ -461,6 +496,7 @@ type copySource struct {
 	vals     []any
 	seqs     []int64          // seq of each row sent, to name a row COPY rejects
 	firstUse map[string]int64 // first seq naming each actor identity the file does not carry
+	first    int64            // the seq the first row must have, or -1
 	skipped  int
 	minAt    int64
 	maxAt    int64
@@ -473,6 +509,11 @@ func (s *copySource) Next() bool {
 		if err != io.EOF {
 			s.err = err
 		}
+		return false
+	}
+	if len(s.seqs) == 0 && s.first >= 0 && ev.Seq != s.first {
+		s.err = &history.RowError{File: s.file, Index: -1, Seq: ev.Seq, Field: "seq",
+			Err: fmt.Errorf("appended rows must start at seq %d, after the last row of %s", s.first, s.id)}
 		return false
 	}
 	var actor *string

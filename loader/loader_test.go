@@ -514,3 +514,88 @@ func TestAProfileWithOtherNamesLoadsAndExports(t *testing.T) {
 		t.Fatalf("the second load: %v; want already loaded", err)
 	}
 }
+
+// doc writes events as a recorded-history document.
+func doc(t *testing.T, h history.Header, events []history.Event) *bytes.Buffer {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := history.Write(&buf, &history.Recording{Header: h, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	return &buf
+}
+
+func TestAppendContinuesAConversation(t *testing.T) {
+	ctx := context.Background()
+	conv := juniortest.Long(60)
+	var events []history.Event
+	for _, e := range conv.Events {
+		if !juniortest.Uncopied(e.Type) {
+			events = append(events, e)
+		}
+	}
+	h := history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}
+	cut := len(events) / 2
+	_, db := juniortest.Database(t)
+	l := &Loader{DB: db}
+	if _, err := l.Load(ctx, doc(t, h, events), Options{ConversationID: "local:web:whole"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Load(ctx, doc(t, h, events[:cut]), Options{ConversationID: "local:web:halves"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Load(ctx, doc(t, h, events[cut:]), Options{ConversationID: "local:web:halves", Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "appended" || res.Events != len(events)-cut {
+		t.Fatalf("result %+v; want %d rows appended", res, len(events)-cut)
+	}
+	if whole, halves := eventRows(t, db, "local:web:whole"), eventRows(t, db, "local:web:halves"); !reflect.DeepEqual(whole, halves) {
+		t.Fatalf("loaded in two halves, the rows differ from one load:\n%v\n%v", halves, whole)
+	}
+	var active, whole time.Time
+	db.QueryRow(ctx, "SELECT last_activity_at FROM junior_conversations WHERE conversation_id = 'local:web:halves'").Scan(&active)
+	db.QueryRow(ctx, "SELECT last_activity_at FROM junior_conversations WHERE conversation_id = 'local:web:whole'").Scan(&whole)
+	if !active.Equal(whole) {
+		t.Fatalf("last activity %s after the append; want the last row's %s", active, whole)
+	}
+}
+
+func TestAppendRefusesWhatDoesNotContinue(t *testing.T) {
+	ctx := context.Background()
+	conv := juniortest.Long(20)
+	var events []history.Event
+	for _, e := range conv.Events {
+		if !juniortest.Uncopied(e.Type) {
+			events = append(events, e)
+		}
+	}
+	h := history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}
+	_, db := juniortest.Database(t)
+	l := &Loader{DB: db}
+
+	_, err := l.Load(ctx, doc(t, h, events), Options{ConversationID: "local:web:none", Append: true})
+	if !errors.Is(err, ErrNoConversation) || !strings.Contains(err.Error(), "local:web:none") {
+		t.Fatalf("append to a missing conversation: %v; want ErrNoConversation naming it", err)
+	}
+	assertEmpty(t, db)
+	if _, err := l.Load(ctx, doc(t, h, events), Options{Append: true}); !errors.Is(err, ErrNeedConversationID) {
+		t.Fatalf("append without an id: %v; want ErrNeedConversationID", err)
+	}
+
+	if _, err := l.Load(ctx, doc(t, h, events), Options{ConversationID: "local:web:c"}); err != nil {
+		t.Fatal(err)
+	}
+	before := eventRows(t, db, "local:web:c")
+	// The same rows again start where the conversation began, not after it.
+	_, err = l.Load(ctx, doc(t, h, events), Options{ConversationID: "local:web:c", Append: true, File: "again.json"})
+	var re *history.RowError
+	if !errors.As(err, &re) || re.Field != "seq" || re.Seq != events[0].Seq || re.File != "again.json" ||
+		!strings.Contains(err.Error(), fmt.Sprintf("start at seq %d", events[len(events)-1].Seq+1)) {
+		t.Fatalf("append of rows that do not follow: %v; want a seq RowError saying where to start", err)
+	}
+	if after := eventRows(t, db, "local:web:c"); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a refused append changed the rows")
+	}
+}
