@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/elazarl/goproxy"
 )
@@ -25,6 +26,11 @@ type connKey struct{}
 type watch struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	conn   *readAheadConn // the hijacked connection, once it is
+	// mitm is set when the proxy terminates the tunnel's TLS: only then
+	// are writes corked, since a raw tunnel copies bytes with no point
+	// at which to flush.
+	mitm atomic.Bool
 }
 
 // watchConnect prepares a CONNECT request for its hijack to be watched.
@@ -50,10 +56,48 @@ func (wt *watch) bind(req *http.Request) *http.Request {
 	if wt == nil {
 		return req
 	}
-	ctx, cancel := context.WithCancelCause(req.Context())
+	ctx, cancel := context.WithCancelCause(context.WithValue(req.Context(), connKey{}, wt))
 	stop := context.AfterFunc(wt.ctx, func() { cancel(errClientGone) })
 	context.AfterFunc(ctx, func() { stop() })
 	return req.WithContext(ctx)
+}
+
+// flushTo sends what the agent's connection holds back, before the
+// request's goroutine waits: for a handler, or a paced chunk.
+func flushTo(ctx context.Context) {
+	if wt, ok := ctx.Value(connKey{}).(*watch); ok && wt.conn != nil {
+		wt.conn.flush()
+	}
+}
+
+// corked makes a response's body send what the agent's connection holds
+// back before each read that may wait (any but a replay's, which flushes
+// itself before it paces) and at its end.
+func (wt *watch) corked(resp *http.Response, err error) (*http.Response, error) {
+	if wt == nil || wt.conn == nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = &corkedBody{ReadCloser: resp.Body, conn: wt.conn, replayed: OutcomeOf(resp) == OutcomeReplayed}
+	return resp, err
+}
+
+type corkedBody struct {
+	io.ReadCloser
+	conn     *readAheadConn
+	replayed bool
+}
+
+func (b *corkedBody) Read(p []byte) (int, error) {
+	if !b.replayed {
+		b.conn.flush()
+	}
+	return b.ReadCloser.Read(p)
+}
+
+func (b *corkedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.conn.flush()
+	return err
 }
 
 type watchedWriter struct {
@@ -75,14 +119,22 @@ func (w *watchedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &readAheadConn{Conn: conn}
+	c := &readAheadConn{Conn: conn, mitm: &w.watch.mitm}
 	c.cond = sync.NewCond(&c.mu)
+	w.watch.conn = c
 	go c.fill(rw.Reader, w.watch.cancel)
 	return c, bufio.NewReadWriter(bufio.NewReader(c), rw.Writer), nil
 }
 
 // readAheadConn reads its connection in the background into a buffer of
 // at most readAhead bytes.
+//
+// Its writes are corked: they gather until the proxy would wait (to read
+// the agent's next bytes, for a response body's next piece, for a
+// progress handler) or the response ends, then go out as one write. A
+// chunked response would otherwise cost three writes a chunk (size line,
+// data, CRLF), each a TLS record and a system call. Chunk boundaries
+// stay as they were.
 type readAheadConn struct {
 	net.Conn
 	mu     sync.Mutex
@@ -90,6 +142,50 @@ type readAheadConn struct {
 	buf    []byte
 	err    error
 	closed bool
+
+	mitm *atomic.Bool // corks writes when set
+	wmu  sync.Mutex
+	wbuf []byte
+	werr error // the first failed write: every later one fails too
+}
+
+// corkLimit is how much a corked connection holds back at most.
+const corkLimit = 64 << 10
+
+func (c *readAheadConn) Write(b []byte) (int, error) {
+	if !c.mitm.Load() {
+		return c.Conn.Write(b)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return 0, c.werr
+	}
+	c.wbuf = append(c.wbuf, b...)
+	if len(c.wbuf) >= corkLimit {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+func (c *readAheadConn) flush() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.flushLocked()
+}
+
+func (c *readAheadConn) flushLocked() error {
+	if c.werr != nil || len(c.wbuf) == 0 {
+		return c.werr
+	}
+	_, c.werr = c.Conn.Write(c.wbuf)
+	c.wbuf = c.wbuf[:0]
+	if cap(c.wbuf) > corkLimit {
+		c.wbuf = nil // a large write passed through: do not keep its buffer
+	}
+	return c.werr
 }
 
 const readAhead = 1 << 20
@@ -117,6 +213,9 @@ func (c *readAheadConn) fill(r io.Reader, gone context.CancelCauseFunc) {
 }
 
 func (c *readAheadConn) Read(b []byte) (int, error) {
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for len(c.buf) == 0 && c.err == nil && !c.closed {
@@ -135,6 +234,7 @@ func (c *readAheadConn) Read(b []byte) (int, error) {
 }
 
 func (c *readAheadConn) Close() error {
+	c.flush()
 	c.mu.Lock()
 	c.closed = true
 	c.cond.Broadcast()

@@ -201,6 +201,7 @@ func (o *observation) deliver(h Handler, ev Event) error {
 		h(o.ctx, ev)
 		return nil
 	}
+	flushTo(o.ctx) // the agent gets what came before while h holds
 	ctx, cancel := context.WithTimeout(o.ctx, o.p.c.holdTimeout)
 	defer cancel()
 	h(ctx, ev)

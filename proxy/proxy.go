@@ -375,6 +375,9 @@ func (p *Proxy) setup() error {
 		}
 		// Unlisted origins are intercepted too, so that the refusal can
 		// be an HTTP response that says what to do.
+		if wt, ok := ctx.UserData.(*watch); ok {
+			wt.mitm.Store(true)
+		}
 		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
 			return p.c.ca.TLSConfig(stripPort(host)), nil
 		}}, host
@@ -386,12 +389,13 @@ func (p *Proxy) setup() error {
 			resp.Header.Set("Connection", "close")
 			resp.Close = true
 			p.logExchange(req, resp, "", start)
+			resp, _ = watchOf(ctx).corked(resp, nil)
 			return req, resp
 		}
 		if o := origin(req.URL); !p.allowed(o) {
 			if p.c.passthroughUnlisted {
 				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-					return p.exchange(r, start, func() (*http.Response, error) { return p.passthrough(r) })
+					return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.passthrough(r) }))
 				})
 				return req, nil
 			}
@@ -400,10 +404,11 @@ func (p *Proxy) setup() error {
 				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
 			p.inflight.done()
 			p.logExchange(req, resp, "", start)
+			resp, _ = watchOf(ctx).corked(resp, nil)
 			return req, resp
 		}
 		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-			return p.exchange(r, start, func() (*http.Response, error) { return p.observe(r) })
+			return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.observe(r) }))
 		})
 		return watchOf(ctx).bind(req), nil
 	})
@@ -900,6 +905,9 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	ch := c.chunks[c.next]
 	if c.scale > 0 {
 		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
+		if wait := time.Until(due); wait > 0 {
+			flushTo(c.ctx) // what came before goes out at its time
+		}
 		if err := sleep(c.ctx, time.Until(due)); err != nil {
 			return 0, err
 		}

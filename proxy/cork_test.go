@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentvcr/agentvcr/proxy/cassette"
+)
+
+// countingListener counts the writes to the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	return &countingConn{Conn: c, writes: &l.writes}, err
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// A replayed stream reaches the agent in a few writes, not three a
+// chunk, and with its chunks as they were recorded.
+func TestAReplayedStreamIsWrittenInFewWrites(t *testing.T) {
+	var events []string
+	for i := range 50 {
+		events = append(events, fmt.Sprintf("data: {\"delta\":\"word %d\"}\n\n", i))
+	}
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer upstream.Close()
+	dir := t.TempDir()
+	rec, client := front(t, upstream, ModeRecord, dir, Rule{Name: "model", URLPrefix: upstream.URL + "/"})
+	resp, err := client.Post(upstream.URL+"/v1/messages", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := &Proxy{CA: rec.CA, Allow: []string{upstream.URL}, Mode: ModeReplay, Dir: dir, Rules: rec.Rules}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(p)
+	ln := &countingListener{Listener: srv.Listener}
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA.Cert)
+	// A raw client reads the chunked framing itself: the chunks the
+	// agent's parser would see.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	host := strings.TrimPrefix(upstream.URL, "https://")
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	tc := tls.Client(&prefixConn{Conn: conn, r: br}, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	before := ln.writes.Load()
+	body := `{"stream":true}`
+	fmt.Fprintf(tc, "POST /v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body)
+	tr := bufio.NewReader(tc)
+	resp, err = http.ReadResponse(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get(Header) != string(OutcomeReplayed) || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("replay: %s, transfer encoding %v", resp.Header.Get(Header), resp.TransferEncoding)
+	}
+	// Read the chunked framing raw: the chunks the agent's parser sees
+	// are the recorded ones.
+	var chunks []string
+	for {
+		line, err := tr.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int
+		fmt.Sscanf(strings.TrimSpace(line), "%x", &size)
+		if size == 0 {
+			break
+		}
+		data := make([]byte, size+2)
+		if _, err := io.ReadFull(tr, data); err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, string(data[:size]))
+	}
+	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := c.Interactions[0]
+	var want []string
+	for i, ch := range in.Chunks {
+		start := 0
+		if i > 0 {
+			start = in.Chunks[i-1].End
+		}
+		want = append(want, in.Response.Body[start:ch.End])
+	}
+	if strings.Join(chunks, "") != strings.Join(events, "") || !slices.Equal(chunks, want) || len(want) < 2 {
+		t.Fatalf("replayed chunks %q; recorded %q", chunks, want)
+	}
+	if n := ln.writes.Load() - before; n > 3 {
+		t.Fatalf("the replayed stream took %d writes to the agent's connection; want at most 3", n)
+	}
+}
+
+// prefixConn reads first what a bufio.Reader already holds.
+type prefixConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *prefixConn) Read(b []byte) (int, error) { return c.r.Read(b) }
