@@ -52,8 +52,9 @@ type Options struct {
 	ThroughReply string
 	// Append adds the rows to the existing conversation ConversationID
 	// instead of creating one: they must continue it, the first at the
-	// seq after its last row. It is for the time between turns; a turn
-	// writing at once makes the load fail, writing nothing.
+	// seq after its last row. It is for the time between turns: the load
+	// does not take the product's own lock, so a turn writing at once
+	// fails on the load's seqs or makes the load fail, writing nothing.
 	Append bool
 	// File names the input in errors.
 	File string
