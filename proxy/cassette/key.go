@@ -1,15 +1,16 @@
 package cassette
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"hash"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Value names a changing value in requests, such as a UUID or a time: in
@@ -31,13 +32,19 @@ func (v *Value) mayMatch(s string) bool { return v.Hint == nil || v.Hint(s) }
 // times and Unix times in milliseconds.
 func DefaultValues() []Value {
 	return []Value{
-		{"uuid", regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`),
-			func(s string) bool { return strings.Count(s, "-") >= 4 }},
-		{"time", regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`),
-			func(s string) bool { return strings.Contains(s, "T") && strings.Contains(s, ":") }},
-		{"epoch-ms", regexp.MustCompile(`\b1[5-9]\d{11}\b`), hasDigitRun(13)},
+		{"uuid", regexp.MustCompile(uuidExpr), func(s string) bool { return strings.Count(s, "-") >= 4 }},
+		{"time", regexp.MustCompile(timeExpr), func(s string) bool { return strings.Contains(s, "T") && strings.Contains(s, ":") }},
+		{"epoch-ms", regexp.MustCompile(epochMsExpr), hasDigitRun(13)},
 	}
 }
+
+// The expressions of DefaultValues. A Matcher finds them without running
+// them, in whatever Value they stand (see finder).
+const (
+	uuidExpr    = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+	timeExpr    = `\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`
+	epochMsExpr = `\b1[5-9]\d{11}\b`
+)
 
 // Matcher turns requests into canonical keys for one rule.
 type Matcher struct {
@@ -61,30 +68,137 @@ type Part struct {
 // header; and the body. A JSON object body gives a part per top-level
 // field and a JSON array body one per item, each with keys sorted; other
 // bodies are one part. Changing values stand as <<name>>.
-func (m *Matcher) Parts(r *Request) []Part {
-	in := &Interaction{Request: *r}
-	in.Request.Headers = r.Headers.Clone()
-	in.Request.Form = cloneValues(r.Form)
-	Redact(in)
-	rr := in.Request
-	parts := []Part{{"method", strings.ToUpper(rr.Method)}, {"url", m.values(canonicalURL(rr.URL))}}
-	for _, h := range m.KeyHeaders {
-		parts = append(parts, Part{"header:" + strings.ToLower(h), m.values(strings.Join(rr.Headers.Values(h), ","))})
-	}
-	return append(parts, m.bodyParts(rr.Body)...)
-}
+func (m *Matcher) Parts(r *Request) []Part { return m.parts(r, nil) }
 
 // Key returns the canonical key of a request: a hash of its parts.
 func (m *Matcher) Key(r *Request) (string, []Part) {
-	parts := m.Parts(r)
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p.Name))
-		h.Write([]byte{0})
-		h.Write([]byte(p.Value))
-		h.Write([]byte{0})
+	h := hashPool.Get().(*partHash)
+	defer hashPool.Put(h)
+	h.Reset()
+	parts := m.parts(r, h)
+	return hex.EncodeToString(h.Sum(h.buf[:0])[:16]), parts
+}
+
+// parts returns the parts of r and, if h is not nil, writes them to h as
+// Key hashes them: each name and value, then a zero byte.
+func (m *Matcher) parts(r *Request, h *partHash) []Part {
+	c := canonPool.Get().(*canon)
+	defer c.release()
+	vs := m.valueList()
+	// Of what Redact does to a request, this is what the parts read: the
+	// URL, the key headers, and the body, redacted by its Content-Type
+	// header as redacted.
+	body := redactBody(r.Body, redactSecrets(r.Headers.Get("Content-Type")))
+	t := strings.TrimSpace(body)
+	json := t != "" && c.parse(t)
+	n := 2 + len(m.KeyHeaders)
+	switch {
+	case json:
+		n += len(c.parts)
+	case t != "":
+		n++
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), parts
+	b := partsBuilder{parts: make([]Part, 0, n), h: h}
+	b.add("method", strings.ToUpper(r.Method))
+	b.add("url", c.values(vs, canonicalURL(RedactURL(r.URL))))
+	for _, name := range m.KeyHeaders {
+		b.add("header:"+strings.ToLower(name), c.values(vs, keyHeader(r.Headers, name)))
+	}
+	switch {
+	case t == "":
+	case !json:
+		b.add("body", c.values(vs, body))
+	default:
+		// The names share one string; each value is its own, as a part
+		// outlives the request in an Index.
+		var names string
+		var first int
+		if len(c.parts) > 0 && c.parts[0].nameEnd > 0 {
+			first = c.parts[0].nameStart
+			names = string(c.out[first:c.parts[len(c.parts)-1].nameEnd])
+		}
+		for _, p := range c.parts {
+			name := "body"
+			if p.nameEnd > 0 {
+				name = names[p.nameStart-first : p.nameEnd-first]
+			}
+			value, _ := c.replace(vs, c.out[p.start:p.end], -1)
+			b.addBytes(name, value)
+		}
+	}
+	return b.parts
+}
+
+// partsBuilder collects parts, and writes each to h when h is set.
+type partsBuilder struct {
+	parts []Part
+	h     *partHash
+}
+
+func (b *partsBuilder) add(name, value string) {
+	b.parts = append(b.parts, Part{name, value})
+	if b.h != nil {
+		b.h.writeString(name)
+		b.h.writeString(value)
+	}
+}
+
+func (b *partsBuilder) addBytes(name string, value []byte) {
+	b.parts = append(b.parts, Part{name, string(value)})
+	if b.h != nil {
+		b.h.writeString(name)
+		b.h.Write(value)
+		b.h.Write(zero)
+	}
+}
+
+// keyHeader returns the values of a key header as redaction leaves them,
+// joined.
+func keyHeader(h http.Header, name string) string {
+	vals := h.Values(name)
+	if len(vals) == 1 && !sensitive(name) {
+		return redactSecrets(vals[0])
+	}
+	redacted := make([]string, len(vals))
+	for i, v := range vals {
+		if sensitive(name) {
+			redacted[i] = Redacted
+		} else {
+			redacted[i] = redactSecrets(v)
+		}
+	}
+	return strings.Join(redacted, ",")
+}
+
+// partHash is the hash of a key.
+type partHash struct {
+	hash.Hash
+	buf []byte
+}
+
+var hashPool = sync.Pool{New: func() any { return &partHash{Hash: sha256.New(), buf: make([]byte, 0, 512)} }}
+
+// writeString writes s and a zero byte, through h.buf: converting s to
+// bytes to write it would copy it to a new slice.
+func (h *partHash) writeString(s string) {
+	for len(s) > 0 {
+		n := copy(h.buf[:cap(h.buf)], s)
+		h.Write(h.buf[:n])
+		s = s[n:]
+	}
+	h.Write(zero)
+}
+
+var zero = []byte{0}
+
+var canonPool = sync.Pool{New: func() any { return new(canon) }}
+
+// release returns c to canonPool, unless a body made it large.
+func (c *canon) release() {
+	if cap(c.out) > 1<<20 || cap(c.tmp) > 1<<20 || cap(c.vals[0]) > 1<<20 || cap(c.vals[1]) > 1<<20 {
+		return
+	}
+	canonPool.Put(c)
 }
 
 // defaultValues are compiled once; they are never changed.
@@ -95,17 +209,6 @@ func (m *Matcher) valueList() []Value {
 		return defaultValues
 	}
 	return m.Values
-}
-
-// values replaces the changing values of s by <<name>>; at one place the
-// first value that matches wins.
-func (m *Matcher) values(s string) string {
-	for _, v := range m.valueList() {
-		if v.mayMatch(s) {
-			s = v.Re.ReplaceAllLiteralString(s, "<<"+v.Name+">>")
-		}
-	}
-	return s
 }
 
 // hasDigitRun returns a hint for values of n digits in a row.
@@ -208,59 +311,4 @@ func sortedQuery(q url.Values) string {
 		}
 	}
 	return b.String()
-}
-
-func (m *Matcher) bodyParts(body string) []Part {
-	t := strings.TrimSpace(body)
-	if t == "" {
-		return nil
-	}
-	var v any
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return []Part{{"body", m.values(body)}}
-	}
-	switch doc := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(doc))
-		for k := range doc {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]Part, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, Part{"body." + k, m.values(canonicalJSON(doc[k]))})
-		}
-		return parts
-	case []any:
-		parts := make([]Part, 0, len(doc))
-		for i, item := range doc {
-			parts = append(parts, Part{"body[" + strconv.Itoa(i) + "]", m.values(canonicalJSON(item))})
-		}
-		return parts
-	}
-	return []Part{{"body", m.values(canonicalJSON(v))}}
-}
-
-// canonicalJSON writes v with object keys sorted and no HTML escaping.
-func canonicalJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return ""
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func cloneValues(v url.Values) url.Values {
-	if v == nil {
-		return nil
-	}
-	c := make(url.Values, len(v))
-	for k, vals := range v {
-		c[k] = append([]string(nil), vals...)
-	}
-	return c
 }
