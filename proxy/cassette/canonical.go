@@ -22,30 +22,35 @@ import (
 // A canon is reused through canonPool: its buffers grow to the largest
 // body it has written.
 type canon struct {
+	// out holds the parts' text; parts are their spans.
+	out   []byte
+	parts []span
+	// The other buffers are tokens' and writer's, kept for the next body.
 	toks    []token
 	open    []int
-	out     []byte
 	members []member
 	tmp     []byte
-	// parts are the body's parts, as spans of out.
-	parts []span
 	// vals are where changing values are replaced (see replace).
 	vals [2][]byte
 }
 
 // token is a value of the body: a scalar, or an object or array and then
-// the tokens of its members (a key, then a value) or items.
+// the tokens of its members or items. The value of an object's member
+// holds the member's key too.
 type token struct {
 	// start and end are its span in src; for an object or array, from
 	// its bracket to after the closing one.
 	start, end int
 	// next is the index of the token after it and its members or items.
 	next int
+	// keyStart and keyEnd are the span of its key, for a member's value.
+	keyStart, keyEnd int
 	// kind is '{', '[', '"' for a string, and '0' for any other scalar,
 	// which is written as it is.
 	kind byte
-	// verbatim and plain are scanString's, for strings.
-	verbatim, plain bool
+	// verbatim and plain are scanString's, for strings; keyVerbatim and
+	// keyPlain for its key.
+	verbatim, plain, keyVerbatim, keyPlain bool
 }
 
 // writer writes the tokens of a body. It lives on the stack, where
@@ -70,7 +75,7 @@ type writer struct {
 // reason as writer.
 type member struct {
 	start, end int // its key's text in src, if plain
-	tok        int // its key's token
+	tok        int // its value's token
 	decoded    int // else the key's index in writer.decoded; -1 if plain
 }
 
@@ -85,10 +90,10 @@ type span struct {
 const maxDepth = 10000
 
 // parse writes the canonical text of each part of the body t, trimmed
-// and not empty, into c.out and reports whether t is JSON the way
-// bodyParts took it: one value, followed by nothing but white space, or
-// by a ']' or '}' (which is where json.Decoder.More says there is no more).
-// A top-level object is a part per member, in key order, and a top-level
+// and not empty, into c.out and reports whether t is JSON as keys have
+// always taken it: one value, followed by nothing but white space, or by
+// a ']' or '}' (where json.Decoder.More says there is no more). A
+// top-level object is a part per member, in key order, and a top-level
 // array one per item; any other value is one part.
 func (c *canon) parse(t string) bool {
 	c.parts = c.parts[:0]
@@ -113,7 +118,7 @@ func (w *writer) body() {
 		ms, dup := w.sortedMembers(0)
 		for k, m := range ms {
 			if !w.dropped(ms, k, dup) {
-				w.part(m.tok + 1)
+				w.part(m.tok)
 			}
 		}
 		n := 0
@@ -157,9 +162,7 @@ func (w *writer) write(k int) int {
 	switch t.kind {
 	case '"':
 		if !t.verbatim {
-			w.flush()
-			w.tmp = unquote(w.tmp[:0], w.src[t.start+1:t.end-1])
-			w.out = appendQuoted(w.out, w.tmp)
+			w.quote(t.start, t.end)
 			break
 		}
 		w.copy(t.start, t.end)
@@ -192,23 +195,31 @@ func (w *writer) write(k int) int {
 			if after >= 0 {
 				w.punct(',', after)
 			}
-			if key := w.toks[m.tok]; key.verbatim {
-				w.copy(key.start, key.end)
+			v := w.toks[m.tok]
+			if v.keyVerbatim {
+				w.copy(v.keyStart, v.keyEnd)
+			} else {
+				w.quote(v.keyStart, v.keyEnd)
+			}
+			w.punct(':', v.keyEnd)
+			if v.kind == '0' || v.kind == '"' && v.verbatim {
+				w.copy(v.start, v.end)
 			} else {
 				w.write(m.tok)
 			}
-			w.punct(':', w.toks[m.tok].end)
-			if v := w.toks[m.tok+1]; v.kind == '0' || v.kind == '"' && v.verbatim {
-				w.copy(v.start, v.end)
-			} else {
-				w.write(m.tok + 1)
-			}
-			after = w.toks[m.tok+1].end
+			after = v.end
 		}
 		w.copy(t.end-1, t.end)
 		w.members = w.members[:base]
 	}
 	return t.next
+}
+
+// quote writes the string src[start:end], decoded and encoded again.
+func (w *writer) quote(start, end int) {
+	w.flush()
+	w.tmp = unquote(w.tmp[:0], w.src[start+1:end-1])
+	w.out = appendQuoted(w.out, w.tmp)
 }
 
 // key returns the key of m, decoded.
@@ -224,10 +235,10 @@ func (w *writer) key(m member) string {
 // keys, members of one key in their order; and whether two have one key.
 func (w *writer) sortedMembers(k int) (ms []member, dup bool) {
 	base := len(w.members)
-	for i := k + 1; i < w.toks[k].next; i = w.toks[i+1].next {
-		key := w.toks[i]
-		m := member{start: key.start + 1, end: key.end - 1, tok: i, decoded: -1}
-		if !key.plain {
+	for i := k + 1; i < w.toks[k].next; i = w.toks[i].next {
+		v := w.toks[i]
+		m := member{start: v.keyStart + 1, end: v.keyEnd - 1, tok: i, decoded: -1}
+		if !v.keyPlain {
 			w.tmp = unquote(w.tmp[:0], w.src[m.start:m.end])
 			m.decoded = len(w.decoded)
 			w.decoded = append(w.decoded, string(w.tmp))
@@ -306,6 +317,7 @@ func tokens(s string, toks []token, open []int) ([]token, []int, int) {
 	i := 0
 	key := false // the next value is an object's member: a key, then a colon, first
 	for {
+		var t token
 		if key {
 			if i >= len(s) || s[i] != '"' {
 				return toks, open, -1
@@ -314,7 +326,7 @@ func tokens(s string, toks []token, open []int) ([]token, []int, int) {
 			if end < 0 {
 				return toks, open, -1
 			}
-			toks = append(toks, token{start: i, end: end, next: len(toks) + 1, kind: '"', verbatim: verbatim, plain: plain})
+			t.keyStart, t.keyEnd, t.keyVerbatim, t.keyPlain = i, end, verbatim, plain
 			if i = skipSpace(s, end); i >= len(s) || s[i] != ':' {
 				return toks, open, -1
 			}
@@ -324,20 +336,23 @@ func tokens(s string, toks []token, open []int) ([]token, []int, int) {
 			return toks, open, -1
 		}
 		k := len(toks)
+		t.start, t.next = i, k+1
 		switch b := s[i]; {
 		case b == '"':
 			end, verbatim, plain := scanString(s, i)
 			if end < 0 {
 				return toks, open, -1
 			}
-			toks = append(toks, token{start: i, end: end, next: k + 1, kind: '"', verbatim: verbatim, plain: plain})
+			t.end, t.kind, t.verbatim, t.plain = end, '"', verbatim, plain
+			toks = append(toks, t)
 			i = end
 		case b == '{' || b == '[':
 			if len(open) == maxDepth {
 				return toks, open, -1
 			}
 			open = append(open, k)
-			toks = append(toks, token{start: i, kind: b})
+			t.kind = b
+			toks = append(toks, t)
 			i = skipSpace(s, i+1)
 			if i < len(s) && s[i] == b+2 { // '}' and ']' follow '{' and '[' by 2
 				break // an empty one: closed below
@@ -350,14 +365,16 @@ func tokens(s string, toks []token, open []int) ([]token, []int, int) {
 				return toks, open, -1
 			}
 			// encoding/json keeps a json.Number's text.
-			toks = append(toks, token{start: i, end: end, next: k + 1, kind: '0'})
+			t.end, t.kind = end, '0'
+			toks = append(toks, t)
 			i = end
 		default:
 			n := literal(s[i:])
 			if n == 0 {
 				return toks, open, -1
 			}
-			toks = append(toks, token{start: i, end: i + n, next: k + 1, kind: '0'})
+			t.end, t.kind = i+n, '0'
+			toks = append(toks, t)
 			i += n
 		}
 		// A value has been read: close what it ends, and go on to the
