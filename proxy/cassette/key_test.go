@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
@@ -57,6 +58,9 @@ func checkKey(t *testing.T, r *Request) {
 		}
 		if key != wantKey {
 			t.Fatalf("matcher %d, body %q: key %s; the reference has %s", i, r.Body, key, wantKey)
+		}
+		if !slices.Equal(m.Parts(r), parts) {
+			t.Fatalf("matcher %d, body %q: Parts differs from Key's parts", i, r.Body)
 		}
 	}
 }
@@ -188,4 +192,26 @@ func TestMayHoldSecretFindsEveryKeyword(t *testing.T) {
 	if mayHoldSecret("an ordinary sentence, with no keyword") {
 		t.Error("a text without a keyword may hold a secret")
 	}
+}
+
+func TestKeyConcurrently(t *testing.T) {
+	reqs := recordedRequests()
+	want := make([]string, len(reqs))
+	m := recordedMatcher()
+	for i := range reqs {
+		want[i], _ = referenceKey(m, &reqs[i])
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 50 {
+				i := (g + n) % len(reqs)
+				if key, _ := m.Key(&reqs[i]); key != want[i] {
+					t.Errorf("request %d: key %s; want %s", i, key, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
