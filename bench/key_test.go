@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentvcr/agentvcr/internal/keyref"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
@@ -63,14 +64,14 @@ func BenchmarkKey(b *testing.B) {
 		name string
 		key  func(*cassette.Matcher, *cassette.Request) (string, []cassette.Part)
 	}{
-		{"reference", referenceKey},
+		{"reference", keyref.Key},
 		{"streaming", (*cassette.Matcher).Key},
 	}
 	bodies := []struct{ name, body string }{{"57B", smallBody}, {"50KB", modelRequest()}, {"50KB-replay", chatBody(1)}}
 	for _, body := range bodies {
 		r := cassette.Request{Method: "POST", URL: "https://api.anthropic.com/v1/messages", Body: body.body,
 			Headers: http.Header{"Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}, "X-Api-Key": {"redacted"}}}
-		wantKey, wantParts := referenceKey(m, &r)
+		wantKey, wantParts := keyref.Key(m, &r)
 		if key, parts := m.Key(&r); key != wantKey || !slices.Equal(parts, wantParts) {
 			b.Fatalf("%s: Key differs from the reference", body.name)
 		}

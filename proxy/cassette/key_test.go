@@ -1,4 +1,4 @@
-package cassette
+package cassette_test
 
 import (
 	"net/http"
@@ -8,27 +8,29 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentvcr/agentvcr/internal/keyref"
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
 // oracleMatchers are the matchers whose keys are compared with the
-// reference: the zero Matcher, one as the proxy builds it for a rule (key
-// headers, a value of its own, then DefaultValues), and one whose key
+// reference: the zero cassette.Matcher, one as the proxy builds it for a rule (key
+// headers, a value of its own, then cassette.DefaultValues), and one whose key
 // header is a credential, and so redacted, with a value that has a hint
-// and one of DefaultValues' expressions under another name.
-var oracleMatchers = []*Matcher{
+// and one of cassette.DefaultValues' expressions under another name.
+var oracleMatchers = []*cassette.Matcher{
 	{},
 	recordedMatcher(),
-	{KeyHeaders: []string{"X-API-KEY", "ai-language-model-id"}, Values: []Value{
+	{KeyHeaders: []string{"X-API-KEY", "ai-language-model-id"}, Values: []cassette.Value{
 		{Name: "ticket", Re: regexp.MustCompile(`[A-Z]+-\d+`), Hint: func(s string) bool { return strings.Contains(s, "-") }},
-		{Name: "plain-uuid", Re: regexp.MustCompile(uuidExpr)},
+		{Name: "plain-uuid", Re: regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)},
 	}},
 }
 
 // oracleRequest makes the request the oracle tests key: header goes in
 // ai-language-model-id and in x-api-key, beside a second value.
-func oracleRequest(contentType, header, url, body string) *Request {
-	return &Request{Method: "post", URL: url, Body: body, Headers: http.Header{
+func oracleRequest(contentType, header, url, body string) *cassette.Request {
+	return &cassette.Request{Method: "post", URL: url, Body: body, Headers: http.Header{
 		"Content-Type":         {contentType},
 		"Ai-Language-Model-Id": {header},
 		"X-Api-Key":            {header, "second"},
@@ -37,14 +39,14 @@ func oracleRequest(contentType, header, url, body string) *Request {
 
 // checkKey fails t unless every oracle matcher gives r the parts and key
 // of the reference.
-func checkKey(t *testing.T, r *Request) {
+func checkKey(t *testing.T, r *cassette.Request) {
 	t.Helper()
 	for i, m := range oracleMatchers {
-		wantKey, wantParts := referenceKey(m, r)
+		wantKey, wantParts := keyref.Key(m, r)
 		key, parts := m.Key(r)
 		if !slices.Equal(parts, wantParts) {
 			for k := range max(len(parts), len(wantParts)) {
-				var got, want Part
+				var got, want cassette.Part
 				if k < len(parts) {
 					got = parts[k]
 				}
@@ -173,8 +175,8 @@ func FuzzMayHoldSecret(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if found := secrets.Find(s); len(found) > 0 && !mayHoldSecret(s) {
-			t.Fatalf("mayHoldSecret(%q) = false; secrets.Find finds %v", s, found)
+		if found := secrets.Find(s); len(found) > 0 && !cassette.MayHoldSecret(s) {
+			t.Fatalf("cassette.MayHoldSecret(%q) = false; secrets.Find finds %v", s, found)
 		}
 	})
 }
@@ -183,13 +185,13 @@ func TestMayHoldSecretFindsEveryKeyword(t *testing.T) {
 	for _, r := range secrets.Rules() {
 		for _, w := range r.Keywords {
 			for _, s := range []string{w, "a " + w, w + " b", strings.Repeat("_-xkA/", 50) + w} {
-				if !mayHoldSecret(s) {
-					t.Errorf("mayHoldSecret(%q) = false; it holds %s's keyword %q", s, r.Name, w)
+				if !cassette.MayHoldSecret(s) {
+					t.Errorf("cassette.MayHoldSecret(%q) = false; it holds %s's keyword %q", s, r.Name, w)
 				}
 			}
 		}
 	}
-	if mayHoldSecret("an ordinary sentence, with no keyword") {
+	if cassette.MayHoldSecret("an ordinary sentence, with no keyword") {
 		t.Error("a text without a keyword may hold a secret")
 	}
 }
@@ -199,7 +201,7 @@ func TestKeyConcurrently(t *testing.T) {
 	want := make([]string, len(reqs))
 	m := recordedMatcher()
 	for i := range reqs {
-		want[i], _ = referenceKey(m, &reqs[i])
+		want[i], _ = keyref.Key(m, &reqs[i])
 	}
 	var wg sync.WaitGroup
 	for g := range 4 {

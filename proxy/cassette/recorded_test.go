@@ -1,4 +1,4 @@
-package cassette
+package cassette_test
 
 import (
 	"flag"
@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
 var update = flag.Bool("update", false, "write testdata/recorded.yaml again, with the keys the current code computes")
@@ -15,10 +17,10 @@ var update = flag.Bool("update", false, "write testdata/recorded.yaml again, wit
 // recordedMatcher is the matcher testdata/recorded.yaml was recorded with:
 // a model rule's key headers, one value of its own, then the defaults, as
 // the proxy builds it.
-func recordedMatcher() *Matcher {
-	return &Matcher{
+func recordedMatcher() *cassette.Matcher {
+	return &cassette.Matcher{
 		KeyHeaders: []string{"ai-language-model-id", "ai-language-model-streaming"},
-		Values:     append([]Value{{Name: "request-id", Re: regexp.MustCompile(`req_[a-z0-9]+`)}}, DefaultValues()...),
+		Values:     append([]cassette.Value{{Name: "request-id", Re: regexp.MustCompile(`req_[a-z0-9]+`)}}, cassette.DefaultValues()...),
 	}
 }
 
@@ -26,7 +28,7 @@ func recordedMatcher() *Matcher {
 // dialects, Slack's forms, web reads, and the corners of the canonical
 // form (escapes, duplicate keys, top-level arrays and scalars, bodies that
 // are not JSON, credentials that redaction takes out).
-func recordedRequests() []Request {
+func recordedRequests() []cassette.Request {
 	// Built here so that no token shape is in git: the cassette holds
 	// them redacted.
 	r := strings.Repeat
@@ -44,10 +46,10 @@ func recordedRequests() []Request {
 	}
 	long.WriteString(`{"role":"user","content":"thanks"}]}`)
 
-	json := func(method, url, body string, headers ...string) Request {
-		return req(method, url, body, append([]string{"Content-Type", "application/json"}, headers...)...)
+	json := func(method, url, body string, headers ...string) cassette.Request {
+		return cassette.Req(method, url, body, append([]string{"Content-Type", "application/json"}, headers...)...)
 	}
-	return []Request{
+	return []cassette.Request{
 		json("POST", "https://api.anthropic.com/v1/messages", long.String(), "x-api-key", anthropic, "anthropic-version", "2023-06-01"),
 		json("POST", "https://api.anthropic.com/v1/messages",
 			`{"model":"claude-haiku-4-5","max_tokens":1024,"messages":[{"role":"user","content":"My key is `+anthropic+`, is it safe?"}]}`),
@@ -63,13 +65,13 @@ func recordedRequests() []Request {
 		json("POST", "https://ai-gateway.vercel.sh/v3/ai/language-model",
 			`{"prompt":[{"role":"user","content":[{"type":"text","text":"again"}]}],"providerOptions":{"gateway":{"order":["bedrock","anthropic"]}},"headers":{"x-request":"req_9f8e7d"}}`,
 			"ai-language-model-id", "openai/gpt-5", "ai-language-model-streaming", "false"),
-		req("POST", "https://slack.com/api/chat.postMessage", "token="+slack+"&channel=C0123ABCD&text=Deploy+finished+at+2026-11-29T12%3A00%3A00Z",
+		cassette.Req("POST", "https://slack.com/api/chat.postMessage", "token="+slack+"&channel=C0123ABCD&text=Deploy+finished+at+2026-11-29T12%3A00%3A00Z",
 			"Content-Type", "application/x-www-form-urlencoded"),
-		req("POST", "https://slack.com/api/conversations.replies", "channel=C0123ABCD&ts=1790000000.123456",
+		cassette.Req("POST", "https://slack.com/api/conversations.replies", "channel=C0123ABCD&ts=1790000000.123456",
 			"Content-Type", "application/x-www-form-urlencoded; charset=utf-8", "Authorization", "Bearer "+slack),
-		req("GET", "https://api.github.com/repos/acme/widgets/issues?state=open&per_page=50&page=2", "", "Authorization", "token "+github),
-		req("GET", "https://Example.COM/search?q=deploy+log&sid=abc123&access_token=plain&b=2&a=1#frag", ""),
-		req("GET", "https://user:pass@example.com/private/3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b", ""),
+		cassette.Req("GET", "https://api.github.com/repos/acme/widgets/issues?state=open&per_page=50&page=2", "", "Authorization", "token "+github),
+		cassette.Req("GET", "https://Example.COM/search?q=deploy+log&sid=abc123&access_token=plain&b=2&a=1#frag", ""),
+		cassette.Req("GET", "https://user:pass@example.com/private/3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b", ""),
 		json("POST", "https://api.example.com/batch", `[{"b":1,"a":[true,false,null]},"x",3.50,{"z":{"y":{"x":{}}}},[]]`),
 		json("POST", "https://api.example.com/scalar", `"just a string with \u00e9 and \/ and \u001F"`),
 		json("POST", "https://api.example.com/scalar", `  42  `),
@@ -78,9 +80,9 @@ func recordedRequests() []Request {
 		json("POST", "https://api.example.com/trailing", `{"a":1} {"b":2}`),
 		json("POST", "https://api.example.com/trailing", `{"b":2,"a":1}]`),
 		json("POST", "https://api.example.com/broken", `{"a":1,}`),
-		req("POST", "https://api.example.com/text", "plain text, id 3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b, at 2026-11-29T12:00:00Z\n", "Content-Type", "text/plain"),
+		cassette.Req("POST", "https://api.example.com/text", "plain text, id 3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b, at 2026-11-29T12:00:00Z\n", "Content-Type", "text/plain"),
 		json("POST", "https://api.example.com/deep", r(`{"n":[`, 60)+`0`+r(`]}`, 60)),
-		req("POST", "https://api.example.com/empty", ""),
+		cassette.Req("POST", "https://api.example.com/empty", ""),
 		json("PUT", "https://api.example.com/v1/items/req_abc123?at=2026-11-29T12:00:00Z", `{"id":"req_abc123","when":1790000000123,"note":"sk-short"}`),
 	}
 }
@@ -93,12 +95,12 @@ func TestRecordedKeysStillMatch(t *testing.T) {
 	path := filepath.Join("testdata", "recorded.yaml")
 	m := recordedMatcher()
 	if *update {
-		c := &Cassette{}
-		x := NewIndex()
+		c := &cassette.Cassette{}
+		x := cassette.NewIndex()
 		for i, r := range recordedRequests() {
-			in := &Interaction{ID: i, Request: r, Rule: "model",
-				Response: Response{Code: 200, Status: "200 OK", Headers: http.Header{"Content-Type": {"application/json"}}, Body: `{"ok":true}`}}
-			if err := Prepare(in); err != nil {
+			in := &cassette.Interaction{ID: i, Request: r, Rule: "model",
+				Response: cassette.Response{Code: 200, Status: "200 OK", Headers: http.Header{"Content-Type": {"application/json"}}, Body: `{"ok":true}`}}
+			if err := cassette.Prepare(in); err != nil {
 				t.Fatalf("request %d: %v", i, err)
 			}
 			x.Add(m, in)
@@ -108,7 +110,7 @@ func TestRecordedKeysStillMatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := Load(path)
+	c, err := cassette.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package keyref
 
 import (
 	"bytes"
@@ -17,42 +17,39 @@ import (
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
-// The baseline of BenchmarkKey: the key as it was first computed, that
-// code as it was (proxy/cassette's key.go and redact.go), renamed. The
-// package's own tests keep the same reference, and check that Key equals
-// it byte for byte.
-
-// referenceDefaultValues are DefaultValues as they were.
-var referenceDefaultValues = []cassette.Value{
+// defaultValues are DefaultValues as they were.
+var defaultValues = []cassette.Value{
 	{Name: "uuid", Re: regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`),
 		Hint: func(s string) bool { return strings.Count(s, "-") >= 4 }},
 	{Name: "time", Re: regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?`),
 		Hint: func(s string) bool { return strings.Contains(s, "T") && strings.Contains(s, ":") }},
-	{Name: "epoch-ms", Re: regexp.MustCompile(`\b1[5-9]\d{11}\b`), Hint: referenceHasDigitRun(13)},
+	{Name: "epoch-ms", Re: regexp.MustCompile(`\b1[5-9]\d{11}\b`), Hint: hasDigitRun(13)},
 }
 
-func referenceValueList(m *cassette.Matcher) []cassette.Value {
+func valueList(m *cassette.Matcher) []cassette.Value {
 	if m.Values == nil {
-		return referenceDefaultValues
+		return defaultValues
 	}
 	return m.Values
 }
 
-func referenceParts(m *cassette.Matcher, r *cassette.Request) []cassette.Part {
+// Parts are the canonical parts of r, as Matcher.Parts first gave them.
+func Parts(m *cassette.Matcher, r *cassette.Request) []cassette.Part {
 	in := &cassette.Interaction{Request: *r}
 	in.Request.Headers = r.Headers.Clone()
-	in.Request.Form = referenceCloneValues(r.Form)
-	referenceRedact(in)
+	in.Request.Form = cloneValues(r.Form)
+	redact(in)
 	rr := in.Request
-	parts := []cassette.Part{{Name: "method", Value: strings.ToUpper(rr.Method)}, {Name: "url", Value: referenceValues(m, referenceCanonicalURL(rr.URL))}}
+	parts := []cassette.Part{{Name: "method", Value: strings.ToUpper(rr.Method)}, {Name: "url", Value: values(m, canonicalURL(rr.URL))}}
 	for _, h := range m.KeyHeaders {
-		parts = append(parts, cassette.Part{Name: "header:" + strings.ToLower(h), Value: referenceValues(m, strings.Join(rr.Headers.Values(h), ","))})
+		parts = append(parts, cassette.Part{Name: "header:" + strings.ToLower(h), Value: values(m, strings.Join(rr.Headers.Values(h), ","))})
 	}
-	return append(parts, referenceBodyParts(m, rr.Body)...)
+	return append(parts, bodyParts(m, rr.Body)...)
 }
 
-func referenceKey(m *cassette.Matcher, r *cassette.Request) (string, []cassette.Part) {
-	parts := referenceParts(m, r)
+// Key is the key of r, as Matcher.Key first gave it.
+func Key(m *cassette.Matcher, r *cassette.Request) (string, []cassette.Part) {
+	parts := Parts(m, r)
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write([]byte(p.Name))
@@ -63,8 +60,8 @@ func referenceKey(m *cassette.Matcher, r *cassette.Request) (string, []cassette.
 	return hex.EncodeToString(h.Sum(nil)[:16]), parts
 }
 
-func referenceValues(m *cassette.Matcher, s string) string {
-	for _, v := range referenceValueList(m) {
+func values(m *cassette.Matcher, s string) string {
+	for _, v := range valueList(m) {
 		if v.Hint == nil || v.Hint(s) {
 			s = v.Re.ReplaceAllLiteralString(s, "<<"+v.Name+">>")
 		}
@@ -72,19 +69,19 @@ func referenceValues(m *cassette.Matcher, s string) string {
 	return s
 }
 
-func referenceCanonicalURL(raw string) string {
+func canonicalURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
 	u.Host = strings.ToLower(u.Host)
 	u.Scheme = strings.ToLower(u.Scheme)
-	u.RawQuery = referenceSortedQuery(u.Query())
+	u.RawQuery = sortedQuery(u.Query())
 	u.Fragment = ""
 	return u.String()
 }
 
-func referenceSortedQuery(q url.Values) string {
+func sortedQuery(q url.Values) string {
 	keys := make([]string, 0, len(q))
 	for k := range q {
 		keys = append(keys, k)
@@ -104,7 +101,7 @@ func referenceSortedQuery(q url.Values) string {
 	return b.String()
 }
 
-func referenceBodyParts(m *cassette.Matcher, body string) []cassette.Part {
+func bodyParts(m *cassette.Matcher, body string) []cassette.Part {
 	t := strings.TrimSpace(body)
 	if t == "" {
 		return nil
@@ -113,7 +110,7 @@ func referenceBodyParts(m *cassette.Matcher, body string) []cassette.Part {
 	dec := json.NewDecoder(strings.NewReader(t))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return []cassette.Part{{Name: "body", Value: referenceValues(m, body)}}
+		return []cassette.Part{{Name: "body", Value: values(m, body)}}
 	}
 	switch doc := v.(type) {
 	case map[string]any:
@@ -124,20 +121,20 @@ func referenceBodyParts(m *cassette.Matcher, body string) []cassette.Part {
 		sort.Strings(keys)
 		parts := make([]cassette.Part, 0, len(keys))
 		for _, k := range keys {
-			parts = append(parts, cassette.Part{Name: "body." + k, Value: referenceValues(m, referenceCanonicalJSON(doc[k]))})
+			parts = append(parts, cassette.Part{Name: "body." + k, Value: values(m, canonicalJSON(doc[k]))})
 		}
 		return parts
 	case []any:
 		parts := make([]cassette.Part, 0, len(doc))
 		for i, item := range doc {
-			parts = append(parts, cassette.Part{Name: "body[" + strconv.Itoa(i) + "]", Value: referenceValues(m, referenceCanonicalJSON(item))})
+			parts = append(parts, cassette.Part{Name: "body[" + strconv.Itoa(i) + "]", Value: values(m, canonicalJSON(item))})
 		}
 		return parts
 	}
-	return []cassette.Part{{Name: "body", Value: referenceValues(m, referenceCanonicalJSON(v))}}
+	return []cassette.Part{{Name: "body", Value: values(m, canonicalJSON(v))}}
 }
 
-func referenceCanonicalJSON(v any) string {
+func canonicalJSON(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -147,7 +144,7 @@ func referenceCanonicalJSON(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func referenceCloneValues(v url.Values) url.Values {
+func cloneValues(v url.Values) url.Values {
 	if v == nil {
 		return nil
 	}
@@ -158,7 +155,7 @@ func referenceCloneValues(v url.Values) url.Values {
 	return c
 }
 
-func referenceSensitive(name string) bool {
+func sensitive(name string) bool {
 	n := strings.ToLower(name)
 	for _, w := range []string{"auth", "token", "key", "secret", "cookie", "session", "password", "passwd", "credential", "signature"} {
 		if strings.Contains(n, w) {
@@ -168,49 +165,49 @@ func referenceSensitive(name string) bool {
 	return false
 }
 
-func referenceRedact(in *cassette.Interaction) {
-	referenceRedactHeaders(in.Request.Headers)
-	referenceRedactHeaders(in.Response.Headers)
-	in.Request.URL = referenceRedactURL(in.Request.URL)
+func redact(in *cassette.Interaction) {
+	redactHeaders(in.Request.Headers)
+	redactHeaders(in.Response.Headers)
+	in.Request.URL = redactURL(in.Request.URL)
 	for name, vals := range in.Request.Form {
 		for i := range vals {
-			if referenceSensitive(name) {
+			if sensitive(name) {
 				vals[i] = cassette.Redacted
 			} else {
-				vals[i] = referenceRedactSecrets(vals[i])
+				vals[i] = redactSecrets(vals[i])
 			}
 		}
 	}
-	in.Request.Body = referenceRedactBody(in.Request.Body, in.Request.Headers.Get("Content-Type"))
-	in.Response.Body = referenceRedactSecrets(in.Response.Body)
-	if len(in.Response.Body) != referenceLastEnd(in.Chunks) {
+	in.Request.Body = redactBody(in.Request.Body, in.Request.Headers.Get("Content-Type"))
+	in.Response.Body = redactSecrets(in.Response.Body)
+	if len(in.Response.Body) != lastEnd(in.Chunks) {
 		// The body changed length: the chunk boundaries no longer hold.
 		in.Chunks = nil
 	}
 }
 
-func referenceRedactHeaders(h http.Header) {
+func redactHeaders(h http.Header) {
 	for name, vals := range h {
 		for i := range vals {
-			if referenceSensitive(name) || strings.EqualFold(name, "Set-Cookie") {
+			if sensitive(name) || strings.EqualFold(name, "Set-Cookie") {
 				vals[i] = cassette.Redacted
 			} else {
-				vals[i] = referenceRedactSecrets(vals[i])
+				vals[i] = redactSecrets(vals[i])
 			}
 		}
 	}
 }
 
-func referenceRedactURL(raw string) string {
+func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return referenceRedactSecrets(raw)
+		return redactSecrets(raw)
 	}
 	if u.User != nil {
 		u.User = url.User(cassette.Redacted)
 	}
 	// The path is scanned decoded: %78oxb- is xoxb-.
-	if p := referenceRedactSecrets(u.Path); p != u.Path {
+	if p := redactSecrets(u.Path); p != u.Path {
 		u.Path, u.RawPath = p, ""
 	}
 	q := u.Query()
@@ -218,10 +215,10 @@ func referenceRedactURL(raw string) string {
 	for name, vals := range q {
 		for i, v := range vals {
 			nv := v
-			if referenceSensitive(name) {
+			if sensitive(name) {
 				nv = cassette.Redacted
 			} else {
-				nv = referenceRedactSecrets(v)
+				nv = redactSecrets(v)
 			}
 			if nv != v {
 				vals[i], changed = nv, true
@@ -231,16 +228,16 @@ func referenceRedactURL(raw string) string {
 	if changed {
 		u.RawQuery = q.Encode()
 	}
-	return referenceRedactSecrets(u.String())
+	return redactSecrets(u.String())
 }
 
-func referenceRedactBody(body, contentType string) string {
+func redactBody(body, contentType string) string {
 	if strings.HasPrefix(contentType, "application/x-www-form-urlencoded") {
 		if q, err := url.ParseQuery(body); err == nil {
 			changed := false
 			for name, vals := range q {
 				for i := range vals {
-					if referenceSensitive(name) && vals[i] != cassette.Redacted {
+					if sensitive(name) && vals[i] != cassette.Redacted {
 						vals[i], changed = cassette.Redacted, true
 					}
 				}
@@ -250,10 +247,10 @@ func referenceRedactBody(body, contentType string) string {
 			}
 		}
 	}
-	return referenceRedactSecrets(body)
+	return redactSecrets(body)
 }
 
-func referenceRedactSecrets(s string) string {
+func redactSecrets(s string) string {
 	found := secrets.Find(s)
 	if len(found) == 0 {
 		return s
@@ -273,15 +270,15 @@ func referenceRedactSecrets(s string) string {
 	return b.String()
 }
 
-func referenceLastEnd(chunks []cassette.Chunk) int {
+func lastEnd(chunks []cassette.Chunk) int {
 	if len(chunks) == 0 {
 		return -1
 	}
 	return chunks[len(chunks)-1].End
 }
 
-// referenceHasDigitRun returns a hint for values of n digits in a row.
-func referenceHasDigitRun(n int) func(string) bool {
+// hasDigitRun returns a hint for values of n digits in a row.
+func hasDigitRun(n int) func(string) bool {
 	return func(s string) bool {
 		run := 0
 		for i := 0; i < len(s); i++ {
