@@ -276,13 +276,8 @@ func TestLoadTwiceIsAlreadyLoaded(t *testing.T) {
 // fileWith writes the Slack sample with row index i changed by change.
 func fileWith(t *testing.T, i int, change func(*history.Event)) (string, *history.Recording) {
 	t.Helper()
-	conv := juniortest.Long(60)
-	rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}}
-	for _, e := range conv.Events {
-		if !juniortest.Uncopied(e.Type) {
-			rec.Events = append(rec.Events, e)
-		}
-	}
+	h, events := copiedOf(juniortest.Long(60))
+	rec := &history.Recording{Header: h, Events: events}
 	change(&rec.Events[i])
 	path := filepath.Join(t.TempDir(), "bad.json")
 	var buf bytes.Buffer
@@ -525,16 +520,20 @@ func doc(t *testing.T, h history.Header, events []history.Event) *bytes.Buffer {
 	return &buf
 }
 
-func TestAppendContinuesAConversation(t *testing.T) {
-	ctx := context.Background()
-	conv := juniortest.Long(60)
+// copiedOf is a conversation's header and the rows a load copies.
+func copiedOf(conv *juniortest.Conversation) (history.Header, []history.Event) {
 	var events []history.Event
 	for _, e := range conv.Events {
 		if !juniortest.Uncopied(e.Type) {
 			events = append(events, e)
 		}
 	}
-	h := history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}
+	return history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}, events
+}
+
+func TestAppendContinuesAConversation(t *testing.T) {
+	ctx := context.Background()
+	h, events := copiedOf(juniortest.Long(60))
 	cut := len(events) / 2
 	_, db := juniortest.Database(t)
 	l := &Loader{DB: db}
@@ -564,14 +563,7 @@ func TestAppendContinuesAConversation(t *testing.T) {
 
 func TestAppendRefusesWhatDoesNotContinue(t *testing.T) {
 	ctx := context.Background()
-	conv := juniortest.Long(20)
-	var events []history.Event
-	for _, e := range conv.Events {
-		if !juniortest.Uncopied(e.Type) {
-			events = append(events, e)
-		}
-	}
-	h := history.Header{Version: 1, Surface: conv.Surface, Identities: conv.Identities}
+	h, events := copiedOf(juniortest.Long(20))
 	_, db := juniortest.Database(t)
 	l := &Loader{DB: db}
 
