@@ -30,6 +30,9 @@ var recorderBuild struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(serverRoleEnv) != "" {
+		os.Exit(serveLoad())
+	}
 	code := pgtest.Main(m)
 	if recorderBuild.dir != "" {
 		os.RemoveAll(recorderBuild.dir)

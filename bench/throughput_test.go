@@ -1,15 +1,21 @@
 package bench
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +29,11 @@ import (
 // jsonRequest is a 117-byte model request.
 const jsonRequest = `{"model":"claude-haiku-4-5","max_tokens":64,"messages":[{"role":"user","content":"Did deploy 42 go out? Say yes."}]}`
 
+// serverRoleEnv makes the test binary the server side of
+// BenchmarkReplayThroughput: the upstream and the replaying proxy, on the
+// core it is pinned to.
+const serverRoleEnv = "AGENTVCR_BENCH_LOAD_SERVER"
+
 // sseEvents is a 50-event Anthropic stream of about 6 KB, each event its
 // own chunk on the wire, as a model sends it.
 func sseEvents() []string {
@@ -35,16 +46,17 @@ func sseEvents() []string {
 		`event: message_stop`+"\n"+`data: {"type":"message_stop"}`+"\n\n")
 }
 
-// loadRig is a local TLS upstream, and the clients that reach it directly
-// and through agentvcr's proxy replaying what it recorded from it.
-type loadRig struct {
-	upstream *httptest.Server
-	direct   func() *http.Client
-	replay   func() *http.Client
+// loadServer is what the server side tells the benchmark: where the
+// upstream and the proxy listen, and the CA certificates to trust.
+type loadServer struct {
+	Upstream, Proxy     string
+	UpstreamCA, ProxyCA []byte
 }
 
-func newLoadRig(b *testing.B) *loadRig {
-	b.Helper()
+// serveLoad is the server side: a local TLS upstream, and agentvcr's
+// proxy replaying what it recorded from it. It prints a loadServer line
+// and serves until its stdin closes.
+func serveLoad() int {
 	events := sseEvents()
 	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -59,46 +71,108 @@ func newLoadRig(b *testing.B) *loadRig {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"Yes."}],"usage":{"input_tokens":12,"output_tokens":2}}`)
 	}))
-	b.Cleanup(upstream.Close)
-	authority, err := ca.Load(b.TempDir())
+	defer upstream.Close()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "load server:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "agentvcr-load-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	authority, err := ca.Load(filepath.Join(dir, "ca"))
+	if err != nil {
+		return fail(err)
+	}
+	rules := []proxy.Rule{{Name: "model", Method: "POST", URLPrefix: upstream.URL + "/"}}
+	rec := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeRecord, Dir: dir,
+		Upstream: upstream.Client().Transport.(*http.Transport).Clone(), Rules: rules}
+	recSrv := httptest.NewServer(rec)
+	client := trusting(recSrv.URL, authority.Cert.Raw)
+	for _, path := range []string{"/v1/messages", "/v1/stream"} {
+		if _, err := fetch(client, upstream.URL+path); err != nil {
+			return fail(err)
+		}
+	}
+	recSrv.Close()
+	if err := rec.Flush(); err != nil {
+		return fail(err)
+	}
+	replay := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeReplay, Dir: dir, Rules: rules}
+	srv := httptest.NewServer(replay)
+	defer srv.Close()
+	line, _ := json.Marshal(loadServer{Upstream: upstream.URL, Proxy: srv.URL, UpstreamCA: upstream.Certificate().Raw, ProxyCA: authority.Cert.Raw})
+	fmt.Println(string(line))
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// trusting is a client that trusts the certificate ca, through the proxy
+// at proxyURL unless it is empty, with a kept-alive connection per
+// worker.
+func trusting(proxyURL string, ca []byte) *http.Client {
+	roots := x509.NewCertPool()
+	cert, _ := x509.ParseCertificate(ca)
+	roots.AddCert(cert)
+	t := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, MaxIdleConnsPerHost: 64}
+	if proxyURL != "" {
+		u, _ := url.Parse(proxyURL)
+		t.Proxy = http.ProxyURL(u)
+	}
+	return &http.Client{Transport: t}
+}
+
+// startLoadServer runs the server side in a child process pinned to the
+// last core, and pins this process to the others, so that the client's
+// work and the server's never share a core: the direct figure is then the
+// upstream's cost, and the replay figure the proxy's.
+func startLoadServer(b *testing.B) *loadServer {
+	b.Helper()
+	cores := runtime.NumCPU()
+	if cores < 2 {
+		b.Fatal("the load needs two cores: one for the client, one for the server")
+	}
+	server := strconv.Itoa(cores - 1)
+	client := "0"
+	if cores > 2 {
+		client = "0-" + strconv.Itoa(cores-2)
+	}
+	cmd := exec.Command("taskset", "-c", server, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serverRoleEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := b.TempDir()
-	upTransport := upstream.Client().Transport.(*http.Transport).Clone()
-	p := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeRecord, Dir: dir, Upstream: upTransport,
-		Rules: []proxy.Rule{{Name: "model", Method: "POST", URLPrefix: upstream.URL + "/"}}}
-	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
-	via := func(h http.Handler) func() *http.Client {
-		srv := httptest.NewServer(h)
-		b.Cleanup(srv.Close)
-		u, _ := url.Parse(srv.URL)
-		return func() *http.Client {
-			return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots},
-				MaxIdleConnsPerHost: 64}}
-		}
-	}
-	record := via(p)()
-	for _, path := range []string{"/v1/messages", "/v1/stream"} {
-		if _, err := fetch(record, upstream.URL+path); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := p.Flush(); err != nil {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
 		b.Fatal(err)
 	}
-	replay := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeReplay, Dir: dir,
-		Rules: []proxy.Rule{{Name: "model", Method: "POST", URLPrefix: upstream.URL + "/"}}}
-	return &loadRig{
-		upstream: upstream,
-		direct: func() *http.Client {
-			t := upstream.Client().Transport.(*http.Transport).Clone()
-			t.MaxIdleConnsPerHost = 64
-			return &http.Client{Transport: t}
-		},
-		replay: via(replay),
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("taskset (util-linux) runs the load server: %v", err)
 	}
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the load server said nothing: %v", err)
+	}
+	var ls loadServer
+	if err := json.Unmarshal([]byte(line), &ls); err != nil {
+		b.Fatalf("the load server said %q: %v", line, err)
+	}
+	if out, err := exec.Command("taskset", "-a", "-p", "-c", client, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
+		b.Fatalf("taskset: %v: %s", err, out)
+	}
+	procs := runtime.GOMAXPROCS(max(1, cores-1))
+	b.Cleanup(func() {
+		runtime.GOMAXPROCS(procs)
+		exec.Command("taskset", "-a", "-p", "-c", "0-"+strconv.Itoa(cores-1), strconv.Itoa(os.Getpid())).Run()
+	})
+	return &ls
 }
 
 // fetch posts the JSON request and reads the whole answer.
@@ -161,29 +235,33 @@ func rate(b *testing.B, client func() *http.Client, u string, c int, d time.Dura
 // BenchmarkReplayThroughput is the load of a model gateway: a 117-byte
 // JSON POST and a 50-event SSE stream, at 1, 16 and 64 concurrent
 // kept-alive connections, sent directly to a local TLS upstream and
-// through the proxy replaying it, interleaved three times. It reports
-// the median requests per second of each and the ratio replay/direct
-// (target >= 0.8), with the ratio's range. mitmproxy's server replay is
-// the other baseline; the benchmark says when mitmdump is absent.
+// through the proxy replaying it, interleaved three times. The server
+// side (upstream and proxy) runs pinned to one core and the client to the
+// other (taskset). It reports the median requests per second of each and
+// the ratio replay/direct (target >= 0.8), with the ratio's range.
+// mitmproxy's server replay is the other baseline; the benchmark says
+// when mitmdump is absent.
 //
 //	go test ./bench -run '^$' -bench ReplayThroughput -benchtime 1x
 func BenchmarkReplayThroughput(b *testing.B) {
 	if _, err := exec.LookPath("mitmdump"); err != nil {
 		b.Log("mitmdump is not installed (Debian package mitmproxy): no mitmproxy baseline in this run")
 	}
-	rig := newLoadRig(b)
+	ls := startLoadServer(b)
+	direct := func() *http.Client { return trusting("", ls.UpstreamCA) }
+	replay := func() *http.Client { return trusting(ls.Proxy, ls.ProxyCA) }
 	for _, body := range []struct{ name, path string }{{"json", "/v1/messages"}, {"sse", "/v1/stream"}} {
 		for _, c := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", body.name, c), func(b *testing.B) {
-				u := rig.upstream.URL + body.path
-				var direct, replay, ratio []float64
+				u := ls.Upstream + body.path
+				var d, r, ratio []float64
 				for range 3 {
-					d := rate(b, rig.direct, u, c, 700*time.Millisecond)
-					r := rate(b, rig.replay, u, c, 700*time.Millisecond)
-					direct, replay, ratio = append(direct, d), append(replay, r), append(ratio, r/d)
+					dr := rate(b, direct, u, c, 1500*time.Millisecond)
+					rr := rate(b, replay, u, c, 1500*time.Millisecond)
+					d, r, ratio = append(d, dr), append(r, rr), append(ratio, rr/dr)
 				}
-				b.ReportMetric(median(direct), "direct-req/s")
-				b.ReportMetric(median(replay), "replay-req/s")
+				b.ReportMetric(median(d), "direct-req/s")
+				b.ReportMetric(median(r), "replay-req/s")
 				b.ReportMetric(median(ratio), "ratio")
 				b.ReportMetric(slices.Min(ratio), "ratio-min")
 				b.ReportMetric(slices.Max(ratio), "ratio-max")

@@ -525,16 +525,24 @@ func (p *Proxy) exchange(req *http.Request, start time.Time, roundTrip func() (*
 		return resp, err
 	}
 	p.track(resp)
-	rule := ""
-	if st := p.rule(req); st != nil {
-		rule = st.rule.Name
+	if p.logging() {
+		rule := ""
+		if st := p.rule(req); st != nil {
+			rule = st.rule.Name
+		}
+		p.logExchange(req, resp, rule, start)
 	}
-	p.logExchange(req, resp, rule, start)
 	return resp, nil
 }
 
+// logging says whether the per-exchange line is written: a request pays
+// for it only then.
+func (p *Proxy) logging() bool {
+	return p.c.log != nil && p.c.log.Enabled(context.Background(), slog.LevelInfo)
+}
+
 func (p *Proxy) logExchange(req *http.Request, resp *http.Response, rule string, start time.Time) {
-	if p.c.log == nil || !p.c.log.Enabled(context.Background(), slog.LevelInfo) {
+	if !p.logging() {
 		return
 	}
 	p.log(slog.LevelInfo, "exchange", request(req.Method, req.URL.String(), rule), slog.Int("status", resp.StatusCode),
@@ -594,6 +602,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			return p.text(req, http.StatusPreconditionFailed, OutcomeMissed, string(b)+"\n"), nil
 		}
 	}
+	creq.Headers = req.Header.Clone() // the recording keeps them as they were sent
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	// The response is recorded whole even when the agent hangs up before
 	// its end (SDKs stop reading after the last event): once the headers
@@ -705,11 +714,23 @@ func readBody(req *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	defer req.Body.Close()
+	if n := req.ContentLength; n > 0 && n <= 64<<20 {
+		// One read into a buffer of the announced size, not a doubling
+		// from 512 bytes.
+		b := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	return io.ReadAll(req.Body)
 }
 
+// captured is the request as a cassette holds it. Its headers are the
+// request's own, not a copy: a lookup only reads them, and the live path
+// copies them before the request goes out.
 func captured(req *http.Request, body []byte) cassette.Request {
-	c := cassette.Request{Method: req.Method, URL: req.URL.String(), Host: req.URL.Host, Body: string(body), Headers: req.Header.Clone()}
+	c := cassette.Request{Method: req.Method, URL: req.URL.String(), Host: req.URL.Host, Body: string(body), Headers: req.Header}
 	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		c.Form, _ = url.ParseQuery(string(body))
 	}
