@@ -124,7 +124,7 @@ func measure(tb testing.TB, name string, args ...string) (time.Duration, int64) 
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			hwm = max(hwm, vmHWM(cmd.Process.Pid))
+			hwm = max(hwm, procStatus(cmd.Process.Pid, "VmHWM"))
 			select {
 			case <-done:
 				peak <- hwm
@@ -142,15 +142,15 @@ func measure(tb testing.TB, name string, args ...string) (time.Duration, int64) 
 	return wall, <-peak
 }
 
-// vmHWM returns the peak resident set of a running process, in bytes, or 0
-// once it has exited.
-func vmHWM(pid int) int64 {
+// procStatus is a memory figure of /proc/PID/status, such as VmHWM (the
+// peak) or VmRSS (now), in bytes; 0 when it cannot be read.
+func procStatus(pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb * 1024
 		}

@@ -42,25 +42,9 @@ func startProxy(dir string) int {
 		return 1
 	}
 	took := time.Since(start)
-	line, _ := json.Marshal(scaleStart{StartMs: float64(took.Microseconds()) / 1000, RSS: vmRSS(os.Getpid())})
+	line, _ := json.Marshal(scaleStart{StartMs: float64(took.Microseconds()) / 1000, RSS: procStatus(os.Getpid(), "VmRSS")})
 	runtime.KeepAlive(p) // its cassettes are what the memory holds
 	fmt.Println(string(line))
-	return 0
-}
-
-// vmRSS is a process's resident memory now, in bytes.
-func vmRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
-			return kb * 1024
-		}
-	}
 	return 0
 }
 
