@@ -77,6 +77,14 @@ func (wt *watch) corked(resp *http.Response, err error) (*http.Response, error) 
 	if wt == nil || wt.conn == nil || resp == nil || resp.Body == nil {
 		return resp, err
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// An upgraded connection carries frames both ways with no point
+		// at which to flush, and its body is the upstream connection,
+		// which goproxy writes to: from here on, writes go straight out.
+		wt.conn.flush()
+		wt.mitm.Store(false)
+		return resp, err
+	}
 	resp.Body = &corkedBody{ReadCloser: resp.Body, conn: wt.conn, replayed: OutcomeOf(resp) == OutcomeReplayed}
 	return resp, err
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
@@ -75,25 +76,10 @@ func TestAReplayedStreamIsWrittenInFewWrites(t *testing.T) {
 	srv.Listener = ln
 	srv.Start()
 	defer srv.Close()
-	roots := x509.NewCertPool()
-	roots.AddCert(p.CA.Cert)
 	// A raw client reads the chunked framing itself: the chunks the
 	// agent's parser would see.
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	host := strings.TrimPrefix(upstream.URL, "https://")
-	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-	br := bufio.NewReader(conn)
-	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %v %v", resp, err)
-	}
-	tc := tls.Client(&prefixConn{Conn: conn, r: br}, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
-	if err := tc.Handshake(); err != nil {
-		t.Fatal(err)
-	}
+	tc := tunnel(t, srv.Listener.Addr().String(), host, p)
 	before := ln.writes.Load()
 	body := `{"stream":true}`
 	fmt.Fprintf(tc, "POST /v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body)
@@ -152,3 +138,62 @@ type prefixConn struct {
 }
 
 func (c *prefixConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// An upgraded connection (a WebSocket) through the proxy carries what the
+// upstream sends at once, though the agent sends nothing: corking ends at
+// the upgrade.
+func TestAnUpgradedConnectionIsNotCorked(t *testing.T) {
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "websocket" {
+			http.Error(w, "want an upgrade", http.StatusBadRequest)
+			return
+		}
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nhello from upstream\n")
+		rw.Flush()
+		io.Copy(io.Discard, rw) // until the agent hangs up
+	}))
+	defer upstream.Close()
+	p, _ := front(t, upstream, ModePassthrough, t.TempDir())
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	tc := tunnel(t, srv.Listener.Addr().String(), strings.TrimPrefix(upstream.URL, "https://"), p)
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", strings.TrimPrefix(upstream.URL, "https://"))
+	tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil || line != "hello from upstream\n" {
+		t.Fatalf("after the upgrade the agent got %q, %v; want the upstream's first frame without sending anything", line, err)
+	}
+}
+
+// tunnel opens a CONNECT tunnel through the proxy at addr to host, and a
+// TLS client on it that trusts p's CA.
+func tunnel(t *testing.T, addr, host string, p *Proxy) *tls.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA.Cert)
+	tc := tls.Client(&prefixConn{Conn: conn, r: br}, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
