@@ -103,9 +103,12 @@ func (b *corkedBody) Read(p []byte) (int, error) {
 }
 
 func (b *corkedBody) Close() error {
-	err := b.ReadCloser.Close()
+	// Flushed before the inner Close marks the exchange done, so that a
+	// Shutdown that waits for it finds the response written. net/http
+	// writes a chunked body's last CRLF after this: the next request's
+	// start, or the next read, sends it.
 	b.conn.flush()
-	return err
+	return b.ReadCloser.Close()
 }
 
 type watchedWriter struct {

@@ -197,3 +197,107 @@ func tunnel(t *testing.T, addr, host string, p *Proxy) *tls.Conn {
 	}
 	return tc
 }
+
+// sseEventTimes reads an SSE response and returns when its head and each
+// data line came, since start.
+func sseEventTimes(t *testing.T, hc *http.Client, url string, start time.Time) (head time.Duration, at []time.Duration) {
+	t.Helper()
+	resp, err := hc.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head = time.Since(start)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			at = append(at, time.Since(start))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return head, at
+}
+
+// A stall fault on a replayed stream holds what comes after its point,
+// not what comes before: the head and the first events reach the agent
+// before the stall ends.
+func TestAStallOnAReplayLetsTheEarlierEventsThrough(t *testing.T) {
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 4 {
+			fmt.Fprintf(w, "data: {\"n\":%d}\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}))
+	defer upstream.Close()
+	rec, client := front(t, upstream, ModeRecord, t.TempDir(), Rule{Name: "model", URLPrefix: upstream.URL + "/"})
+	if _, at := sseEventTimes(t, client, upstream.URL+"/v1/stream", time.Now()); len(at) != 4 {
+		t.Fatalf("recorded %d events", len(at))
+	}
+	const stall = 800 * time.Millisecond
+	for _, after := range []int{0, 2} {
+		p, client := restart(t, upstream, rec, func(p *Proxy) { p.Mode = ModeReplay })
+		p.AddFault(Fault{Kind: FaultStallStream, After: after, DelayMs: int(stall / time.Millisecond)})
+		head, at := sseEventTimes(t, client, upstream.URL+"/v1/stream", time.Now())
+		if len(at) != 4 || head >= stall {
+			t.Fatalf("stall after %d: the head came at %v, events at %v", after, head, at)
+		}
+		for i := range after {
+			if at[i] >= stall {
+				t.Errorf("stall after %d: event %d came at %v, after the stall", after, i+1, at[i])
+			}
+		}
+		if at[after] < stall {
+			t.Errorf("stall after %d: event %d came at %v, before the stall ended", after, after+1, at[after])
+		}
+	}
+}
+
+// A request pipelined behind a chunked response does not hold back that
+// response's end while it waits for its own upstream.
+func TestAPipelinedRequestDoesNotHoldBackTheLastResponse(t *testing.T) {
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(2 * time.Second)
+			io.WriteString(w, "slow")
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: one\n\n")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "data: two\n\n")
+	}))
+	defer upstream.Close()
+	for _, mode := range []Mode{ModePassthrough, ModeRecord} {
+		p, _ := frontWith(t, upstream, func(p *Proxy) {
+			p.Mode, p.Dir, p.Rules = mode, t.TempDir(), []Rule{{Name: "all", URLPrefix: upstream.URL + "/"}}
+			p.Upstream.(*http.Transport).ResponseHeaderTimeout = 10 * time.Second
+		})
+		srv := httptest.NewServer(p)
+		host := strings.TrimPrefix(upstream.URL, "https://")
+		tc := tunnel(t, srv.Listener.Addr().String(), host, p)
+		start := time.Now()
+		fmt.Fprintf(tc, "GET /stream HTTP/1.1\r\nHost: %s\r\n\r\nGET /slow HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+		tc.SetReadDeadline(time.Now().Add(20 * time.Second))
+		br := bufio.NewReader(tc)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if took := time.Since(start); err != nil || string(b) != "data: one\n\ndata: two\n\n" || took > time.Second {
+			t.Fatalf("%s: the first response %q, %v, whole after %v; the second request waits 2 s upstream", mode, b, err, took)
+		}
+		resp, err = http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "slow" {
+			t.Fatalf("%s: the second response %q", mode, b)
+		}
+		srv.Close()
+	}
+}

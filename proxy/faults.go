@@ -259,6 +259,7 @@ func (b *faultyBody) Read(buf []byte) (int, error) {
 		if delay == 0 {
 			delay = time.Minute
 		}
+		flushTo(b.ctx) // the events before the stall reach the agent first
 		if err := sleep(b.ctx, delay); err != nil {
 			return 0, err
 		}

@@ -384,6 +384,11 @@ func (p *Proxy) setup() error {
 	})
 	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 		start := time.Now()
+		if wt := watchOf(ctx); wt != nil && wt.conn != nil {
+			// The end of the last response may still be held back: a
+			// request pipelined behind it is parsed without a read.
+			wt.conn.flush()
+		}
 		if !p.inflight.begin() {
 			resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
 			resp.Header.Set("Connection", "close")
