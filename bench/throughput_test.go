@@ -5,8 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -51,6 +55,10 @@ func sseEvents() []string {
 type loadServer struct {
 	Upstream, Proxy     string
 	UpstreamCA, ProxyCA []byte
+	// Mitm and MitmCA are mitmproxy's server replay of the same
+	// exchanges, when mitmdump is installed.
+	Mitm   string
+	MitmCA []byte
 }
 
 // serveLoad is the server side: a local TLS upstream, and agentvcr's
@@ -58,7 +66,7 @@ type loadServer struct {
 // and serves until its stdin closes.
 func serveLoad() int {
 	events := sseEvents()
-	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		if r.URL.Path == "/v1/stream" {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -71,6 +79,9 @@ func serveLoad() int {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"Yes."}],"usage":{"input_tokens":12,"output_tokens":2}}`)
 	}))
+	// mitmdump opens connections it never uses: not worth a log line.
+	upstream.Config.ErrorLog = log.New(io.Discard, "", 0)
+	upstream.StartTLS()
 	defer upstream.Close()
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "load server:", err)
@@ -102,10 +113,83 @@ func serveLoad() int {
 	replay := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeReplay, Dir: dir, Rules: rules}
 	srv := httptest.NewServer(replay)
 	defer srv.Close()
-	line, _ := json.Marshal(loadServer{Upstream: upstream.URL, Proxy: srv.URL, UpstreamCA: upstream.Certificate().Raw, ProxyCA: authority.Cert.Raw})
+	ls := loadServer{Upstream: upstream.URL, Proxy: srv.URL, UpstreamCA: upstream.Certificate().Raw, ProxyCA: authority.Cert.Raw}
+	if _, err := exec.LookPath("mitmdump"); err == nil {
+		stop, err := mitmReplay(&ls, filepath.Join(dir, "mitm"))
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+	}
+	line, _ := json.Marshal(ls)
 	fmt.Println(string(line))
 	io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+// mitmReplay records the two exchanges through mitmdump, then starts
+// mitmdump's server replay of them (server_replay_nopop, so that each
+// serves again and again), and sets ls.Mitm and ls.MitmCA.
+func mitmReplay(ls *loadServer, dir string) (stop func(), err error) {
+	flows := filepath.Join(dir, "flows")
+	start := func(args ...string) (*exec.Cmd, string, error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, "", err
+		}
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		cmd := exec.Command("mitmdump", append([]string{"-q", "--listen-host", "127.0.0.1", "--listen-port", port,
+			"--set", "confdir=" + dir, "--set", "connection_strategy=lazy"}, args...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return nil, "", err
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+				c.Close()
+				return cmd, "http://127.0.0.1:" + port, nil
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				return nil, "", fmt.Errorf("mitmdump did not listen on %s within 30 s", port)
+			}
+		}
+	}
+	end := func(cmd *exec.Cmd) {
+		cmd.Process.Signal(os.Interrupt) // mitmdump writes its flows as it stops
+		cmd.Wait()
+	}
+	rec, recURL, err := start("--ssl-insecure", "-w", flows)
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "mitmproxy-ca-cert.pem"))
+	if err != nil {
+		end(rec)
+		return nil, err
+	}
+	block, _ := pem.Decode(caPEM)
+	if block == nil {
+		end(rec)
+		return nil, errors.New("mitmproxy's CA certificate holds no PEM block")
+	}
+	client := trusting(recURL, block.Bytes)
+	for _, path := range []string{"/v1/messages", "/v1/stream"} {
+		if _, err := fetch(client, ls.Upstream+path); err != nil {
+			end(rec)
+			return nil, fmt.Errorf("recording through mitmdump: %w", err)
+		}
+	}
+	client.CloseIdleConnections()
+	end(rec)
+	replay, replayURL, err := start("--server-replay", flows, "--set", "server_replay_nopop=true")
+	if err != nil {
+		return nil, err
+	}
+	ls.Mitm, ls.MitmCA = replayURL, block.Bytes
+	return func() { end(replay) }, nil
 }
 
 // trusting is a client that trusts the certificate ca, through the proxy
@@ -250,21 +334,31 @@ func BenchmarkReplayThroughput(b *testing.B) {
 	ls := startLoadServer(b)
 	direct := func() *http.Client { return trusting("", ls.UpstreamCA) }
 	replay := func() *http.Client { return trusting(ls.Proxy, ls.ProxyCA) }
+	mitm := func() *http.Client { return trusting(ls.Mitm, ls.MitmCA) }
 	for _, body := range []struct{ name, path string }{{"json", "/v1/messages"}, {"sse", "/v1/stream"}} {
 		for _, c := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", body.name, c), func(b *testing.B) {
 				u := ls.Upstream + body.path
-				var d, r, ratio []float64
+				var d, r, m, ratio, overMitm []float64
 				for range 3 {
 					dr := rate(b, direct, u, c, 1500*time.Millisecond)
 					rr := rate(b, replay, u, c, 1500*time.Millisecond)
 					d, r, ratio = append(d, dr), append(r, rr), append(ratio, rr/dr)
+					if ls.Mitm != "" {
+						mr := rate(b, mitm, u, c, 1500*time.Millisecond)
+						m, overMitm = append(m, mr), append(overMitm, rr/mr)
+					}
 				}
 				b.ReportMetric(median(d), "direct-req/s")
 				b.ReportMetric(median(r), "replay-req/s")
 				b.ReportMetric(median(ratio), "ratio")
 				b.ReportMetric(slices.Min(ratio), "ratio-min")
 				b.ReportMetric(slices.Max(ratio), "ratio-max")
+				if ls.Mitm != "" {
+					b.ReportMetric(median(m), "mitmproxy-req/s")
+					b.ReportMetric(median(overMitm), "x-mitmproxy")
+					b.ReportMetric(slices.Min(overMitm), "x-mitmproxy-min")
+				}
 				b.ReportMetric(0, "ns/op")
 			})
 		}
