@@ -8,4 +8,9 @@
 // the figure to quote is the ratio of rows per second (target >= 0.5). The
 // export also reports its peak resident memory, at 10,000 and at 100,000
 // events, to show that it stays flat in conversation length.
+//
+// BenchmarkReplayThroughput runs a model gateway's load directly and
+// through the replaying proxy, its server side in a child process pinned
+// to one core; BenchmarkKey and BenchmarkReplayScale measure the request
+// key and a large cassette's start-up.
 package bench
