@@ -19,8 +19,9 @@ var errClientGone = errors.New("agentvcr proxy: the agent closed its connection"
 // connKey is the context key of a CONNECT request's *watch.
 type connKey struct{}
 
-// watch is a context ended when the agent's tunnelled connection closes.
-// net/http stops watching a connection once goproxy hijacks it for TLS
+// watch follows an agent's tunnelled connection: a context ended when it
+// closes, and the connection itself, whose writes are corked. net/http
+// stops watching a connection once goproxy hijacks it for TLS
 // interception, so without this a request held by a progress handler
 // would not learn that the agent gave up.
 type watch struct {
