@@ -66,14 +66,21 @@ func (wt *watch) bind(req *http.Request) *http.Request {
 // flushTo sends what the agent's connection holds back, before the
 // request's goroutine waits: for a handler, or a paced chunk.
 func flushTo(ctx context.Context) {
-	if wt, ok := ctx.Value(connKey{}).(*watch); ok && wt.conn != nil {
+	wt, _ := ctx.Value(connKey{}).(*watch)
+	wt.flush()
+}
+
+// flush sends what the watched connection holds back; it does nothing
+// without a watch or before the hijack.
+func (wt *watch) flush() {
+	if wt != nil && wt.conn != nil {
 		wt.conn.flush()
 	}
 }
 
 // corked makes a response's body send what the agent's connection holds
-// back before each read that may wait (any but a replay's, which flushes
-// itself before it paces) and at its end.
+// back before each read that may wait, and at its end. A replay's reads
+// wait only in sleep, which flushes first.
 func (wt *watch) corked(resp *http.Response, err error) (*http.Response, error) {
 	if wt == nil || wt.conn == nil || resp == nil || resp.Body == nil {
 		return resp, err
@@ -82,7 +89,7 @@ func (wt *watch) corked(resp *http.Response, err error) (*http.Response, error) 
 		// An upgraded connection carries frames both ways with no point
 		// at which to flush, and its body is the upstream connection,
 		// which goproxy writes to: from here on, writes go straight out.
-		wt.conn.flush()
+		wt.flush()
 		wt.mitm.Store(false)
 		return resp, err
 	}

@@ -217,11 +217,15 @@ func (p *Proxy) slackFault(req *http.Request, f *Fault) *http.Response {
 	return resp
 }
 
-// sleep waits d or until ctx ends.
+// sleep waits d in the goroutine of ctx's request, or until the request
+// ends. What the agent's connection holds back goes out first: nothing
+// else sends it while the request waits (a paced replay, a stall, a
+// latency fault).
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
+	flushTo(ctx)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -259,7 +263,6 @@ func (b *faultyBody) Read(buf []byte) (int, error) {
 		if delay == 0 {
 			delay = time.Minute
 		}
-		flushTo(b.ctx) // the events before the stall reach the agent first
 		if err := sleep(b.ctx, delay); err != nil {
 			return 0, err
 		}

@@ -384,11 +384,9 @@ func (p *Proxy) setup() error {
 	})
 	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 		start := time.Now()
-		if wt := watchOf(ctx); wt != nil && wt.conn != nil {
-			// The end of the last response may still be held back: a
-			// request pipelined behind it is parsed without a read.
-			wt.conn.flush()
-		}
+		// The end of the last response may still be held back: a request
+		// pipelined behind it is parsed without a read.
+		watchOf(ctx).flush()
 		if !p.inflight.begin() {
 			resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
 			resp.Header.Set("Connection", "close")
@@ -931,9 +929,6 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	ch := c.chunks[c.next]
 	if c.scale > 0 {
 		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
-		if wait := time.Until(due); wait > 0 {
-			flushTo(c.ctx) // what came before goes out at its time
-		}
 		if err := sleep(c.ctx, time.Until(due)); err != nil {
 			return 0, err
 		}
