@@ -3,12 +3,9 @@ package bench
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,10 +46,7 @@ func BenchmarkProgressLatency(b *testing.B) {
 	p := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModePassthrough, Upstream: tr}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	client := trusting(srv.URL, authority.Cert.Raw)
 
 	stream := func(into *[]time.Duration) {
 		resp, err := client.Post(upstream.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","stream":true}`))

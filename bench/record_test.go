@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +31,6 @@ func BenchmarkRecording(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AddCert(authority.Cert)
 	sizes := []int{10, 1000, 10000}
 	perRecording := map[int]time.Duration{}
 	var flush time.Duration
@@ -45,8 +40,7 @@ func BenchmarkRecording(b *testing.B) {
 		p := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeRecord, Dir: b.TempDir(), Upstream: tr,
 			Rules: []proxy.Rule{{Name: "warm", URLPrefix: upstream.URL + "/warm", Mode: proxy.ModePassthrough}, {Name: "model", URLPrefix: upstream.URL + "/"}}}
 		srv := httptest.NewServer(p)
-		u, _ := url.Parse(srv.URL)
-		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+		c := trusting(srv.URL, authority.Cert.Raw)
 		// Warm: the connection and the leaf certificate, not recorded.
 		for range 20 {
 			resp, err := c.Post(upstream.URL+"/warm", "application/json", strings.NewReader(`{}`))
