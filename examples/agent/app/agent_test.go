@@ -262,11 +262,7 @@ func TestADashboardContinuesASlackConversation(t *testing.T) {
 	w.model.Respond(titler, fakeai.Text("Launch date"))
 	w.model.Respond(agent, fakeai.Text("The launch is on March 12."))
 	ts := "1790000000.000200"
-	w.slack.AddMessage("CEVAL1", slack.Message{TS: ts, User: "U0PERSON1", Text: "<@UBOT> when is the launch?"})
-	if code := w.slackEvent(map[string]any{"type": "app_mention", "user": "U0PERSON1", "text": "<@UBOT> when is the launch?",
-		"channel": "CEVAL1", "ts": ts, "event_ts": ts}); code != 200 {
-		t.Fatalf("mention: %d", code)
-	}
+	w.mention(ts, "when is the launch?")
 	w.idle()
 	id := "slack:CEVAL1:" + ts
 	body := map[string]string{"idempotencyKey": "dash-1", "message": "and the beta?"}

@@ -14,7 +14,6 @@ import (
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/proxy"
-	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
 // webTurn starts a web conversation with message and waits for the
@@ -202,12 +201,10 @@ func TestStopCancelsTheRunningTurn(t *testing.T) {
 	w.model.Respond(agent, fakeai.ToolCalls(fakeai.Call("webFetch", map[string]string{"url": w.web.URL + "/status"})))
 	held, _ := w.holdToolRequests()
 	ts := "1790000000.000200"
-	w.slack.AddMessage("CEVAL1", slack.Message{TS: ts, User: "U0PERSON1", Text: "<@UBOT> check the status page"})
-	w.slackEvent(map[string]any{"type": "app_mention", "user": "U0PERSON1", "text": "<@UBOT> check the status page", "channel": "CEVAL1", "ts": ts})
+	w.mention(ts, "check the status page")
 	receive(t, held) // the turn is running: its model answer is held
 	stopTS := "1790000000.000300"
-	w.slack.AddMessage("CEVAL1", slack.Message{TS: stopTS, ThreadTS: ts, User: "U0PERSON1", Text: "stop"})
-	w.slackEvent(map[string]any{"type": "message", "channel_type": "channel", "user": "U0PERSON1", "text": "stop", "channel": "CEVAL1", "ts": stopTS, "thread_ts": ts})
+	w.threadMessage(ts, stopTS, "stop")
 	w.idle()
 	id := "slack:CEVAL1:" + ts
 	events := w.report(id)

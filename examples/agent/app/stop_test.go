@@ -19,7 +19,9 @@ import (
 func (w *world) mention(ts, text string) {
 	w.t.Helper()
 	w.slack.AddMessage("CEVAL1", slack.Message{TS: ts, User: "U0PERSON1", Text: "<@UBOT> " + text})
-	w.slackEvent(map[string]any{"type": "app_mention", "user": "U0PERSON1", "text": "<@UBOT> " + text, "channel": "CEVAL1", "ts": ts})
+	if code := w.slackEvent(map[string]any{"type": "app_mention", "user": "U0PERSON1", "text": "<@UBOT> " + text, "channel": "CEVAL1", "ts": ts}); code != 200 {
+		w.t.Fatalf("mention %s: %d", ts, code)
+	}
 }
 
 func (w *world) threadMessage(thread, ts, text string) {
