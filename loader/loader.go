@@ -155,11 +155,10 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 		rows = sliceSource(cut.Events)
 	}
 	id := opts.ConversationID
-	if id == "" && opts.Append {
-		return nil, fmt.Errorf("%s: %w", fileOr(opts.File), ErrNeedConversationID)
-	}
 	if id == "" {
 		switch {
+		case opts.Append:
+			return nil, fmt.Errorf("%s: %w", fileOr(opts.File), ErrNeedConversationID)
 		case opts.ThroughReply == "" && h.Exporter != nil && h.Exporter.ConversationID != "":
 			id = h.Exporter.ConversationID
 		case digest != "":
