@@ -61,8 +61,8 @@ func BenchmarkReplayLookup(b *testing.B) {
 	ours := func(s setup) time.Duration {
 		start := time.Now()
 		key, _ := m.Key(&s.probe)
-		if _, ok := s.index.Next(key); !ok {
-			b.Fatal("no recording found")
+		if _, ok, err := s.index.Next(key); !ok || err != nil {
+			b.Fatal("no recording found", err)
 		}
 		return time.Since(start)
 	}

@@ -102,7 +102,7 @@ func serveLoad() int {
 	recSrv := httptest.NewServer(rec)
 	client := trusting(recSrv.URL, authority.Cert.Raw)
 	for _, path := range []string{"/v1/messages", "/v1/stream"} {
-		if _, err := fetch(client, upstream.URL+path); err != nil {
+		if _, err := fetch(client, upstream.URL+path, jsonRequest); err != nil {
 			return fail(err)
 		}
 	}
@@ -177,7 +177,7 @@ func mitmReplay(ls *loadServer, dir string) (stop func(), err error) {
 	}
 	client := trusting(recURL, block.Bytes)
 	for _, path := range []string{"/v1/messages", "/v1/stream"} {
-		if _, err := fetch(client, ls.Upstream+path); err != nil {
+		if _, err := fetch(client, ls.Upstream+path, jsonRequest); err != nil {
 			end(rec)
 			return nil, fmt.Errorf("recording through mitmdump: %w", err)
 		}
@@ -213,6 +213,18 @@ func trusting(proxyURL string, ca []byte) *http.Client {
 // upstream's cost, and the replay figure the proxy's.
 func startLoadServer(b *testing.B) *loadServer {
 	b.Helper()
+	var ls loadServer
+	startPinned(b, &ls, serverRoleEnv+"=1")
+	return &ls
+}
+
+// startPinned runs the test binary with env added, as a server pinned to
+// the last core, decodes the first line it prints into v, and pins this
+// process to the other cores until the benchmark ends. The child serves
+// until its stdin closes; what it prints then, the returned function
+// reads.
+func startPinned(b *testing.B, v any, env ...string) (stop func() string) {
+	b.Helper()
 	cores := runtime.NumCPU()
 	if cores < 2 {
 		b.Fatal("the load needs two cores: one for the client, one for the server")
@@ -223,7 +235,7 @@ func startLoadServer(b *testing.B) *loadServer {
 		client = "0-" + strconv.Itoa(cores-2)
 	}
 	cmd := exec.Command("taskset", "-c", server, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serverRoleEnv+"=1")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -236,16 +248,23 @@ func startLoadServer(b *testing.B) *loadServer {
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("taskset (util-linux) runs the load server: %v", err)
 	}
-	b.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	var once sync.Once
+	var last string
+	stop = func() string {
+		once.Do(func() {
+			stdin.Close()
+			last, _ = out.ReadString('\n')
+			cmd.Wait()
+		})
+		return last
+	}
+	b.Cleanup(func() { stop() })
+	line, err := out.ReadString('\n')
 	if err != nil {
 		b.Fatalf("the load server said nothing: %v", err)
 	}
-	var ls loadServer
-	if err := json.Unmarshal([]byte(line), &ls); err != nil {
+	if err := json.Unmarshal([]byte(line), v); err != nil {
 		b.Fatalf("the load server said %q: %v", line, err)
 	}
 	if out, err := exec.Command("taskset", "-a", "-p", "-c", client, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
@@ -256,12 +275,12 @@ func startLoadServer(b *testing.B) *loadServer {
 		runtime.GOMAXPROCS(procs)
 		exec.Command("taskset", "-a", "-p", "-c", "0-"+strconv.Itoa(cores-1), strconv.Itoa(os.Getpid())).Run()
 	})
-	return &ls
+	return stop
 }
 
-// fetch posts the JSON request and reads the whole answer.
-func fetch(c *http.Client, u string) (int, error) {
-	resp, err := c.Post(u, "application/json", strings.NewReader(jsonRequest))
+// fetch posts a request and reads the whole answer.
+func fetch(c *http.Client, u, body string) (int, error) {
+	resp, err := c.Post(u, "application/json", strings.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -276,18 +295,23 @@ func fetch(c *http.Client, u string) (int, error) {
 	return int(n), err
 }
 
+// same is the request body of a load that sends one request again and
+// again.
+func same(int64) string { return jsonRequest }
+
 // rate runs c workers, each on its own kept-alive connection, for d and
-// returns the requests per second.
-func rate(b *testing.B, client func() *http.Client, u string, c int, d time.Duration) float64 {
+// returns the requests per second. The n-th request of the run, counted
+// across the workers, sends body(n).
+func rate(b *testing.B, client func() *http.Client, u string, body func(n int64) string, c int, d time.Duration) float64 {
 	b.Helper()
 	clients := make([]*http.Client, c)
 	for i := range clients {
 		clients[i] = client()
-		if _, err := fetch(clients[i], u); err != nil { // warm: the tunnel and the leaf certificate
+		if _, err := fetch(clients[i], u, body(0)); err != nil { // warm: the tunnel and the leaf certificate
 			b.Fatal(err)
 		}
 	}
-	var n atomic.Int64
+	var n, sent atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -297,7 +321,7 @@ func rate(b *testing.B, client func() *http.Client, u string, c int, d time.Dura
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				if _, err := fetch(cl, u); err != nil {
+				if _, err := fetch(cl, u, body(sent.Add(1))); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -341,11 +365,11 @@ func BenchmarkReplayThroughput(b *testing.B) {
 				u := ls.Upstream + body.path
 				var d, r, m, ratio, overMitm []float64
 				for range 3 {
-					dr := rate(b, direct, u, c, 1500*time.Millisecond)
-					rr := rate(b, replay, u, c, 1500*time.Millisecond)
+					dr := rate(b, direct, u, same, c, 1500*time.Millisecond)
+					rr := rate(b, replay, u, same, c, 1500*time.Millisecond)
 					d, r, ratio = append(d, dr), append(r, rr), append(ratio, rr/dr)
 					if ls.Mitm != "" {
-						mr := rate(b, mitm, u, c, 1500*time.Millisecond)
+						mr := rate(b, mitm, u, same, c, 1500*time.Millisecond)
 						m, overMitm = append(m, mr), append(overMitm, rr/mr)
 					}
 				}

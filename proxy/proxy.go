@@ -256,11 +256,21 @@ func (p *Proxy) SlackMock() *slack.Mock {
 }
 
 type ruleState struct {
-	rule     Rule
-	matcher  *cassette.Matcher
-	index    *cassette.Index
+	rule    Rule
+	matcher *cassette.Matcher
+	index   *cassette.Index
+	// cassette is what a recording rule writes; nil for a rule in mode
+	// replay, which writes nothing.
 	cassette *cassette.Cassette
 	path     string
+}
+
+// mode is the rule's mode, or the proxy's when the rule has none.
+func (st *ruleState) mode(proxy Mode) Mode {
+	if st.rule.Mode != "" {
+		return st.rule.Mode
+	}
+	return proxy
 }
 
 // Stats counts what the proxy did.
@@ -347,14 +357,27 @@ func (p *Proxy) setup() error {
 			return err
 		}
 		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders, Values: values}, index: cassette.NewIndex(),
-			cassette: &cassette.Cassette{Version: cassette.FormatVersion}, path: filepath.Join(p.c.dir, r.Name+".yaml")}
-		if c, err := cassette.Load(st.path); err == nil {
-			st.cassette = c
-			for _, in := range c.Interactions {
-				st.index.Add(st.matcher, in)
+			path: filepath.Join(p.c.dir, r.Name+".yaml")}
+		if st.mode(c.mode) == ModeReplay {
+			// A replay records nothing, so it needs no more of its
+			// cassette than the index, and reads each interaction
+			// when it is served: start-up does not grow with the
+			// cassette.
+			if x, err := cassette.Open(st.matcher, st.path); err == nil {
+				st.index = x
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return err
 			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
+		} else {
+			st.cassette = &cassette.Cassette{Version: cassette.FormatVersion}
+			if c, err := cassette.Load(st.path); err == nil {
+				st.cassette = c
+				for _, in := range c.Interactions {
+					st.index.Add(st.matcher, in)
+				}
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
 		p.rules = append(p.rules, st)
 	}
@@ -509,9 +532,9 @@ func request(method, rawURL, rule string) slog.Attr {
 func (p *Proxy) warnEmptyReplay() {
 	replaying, recorded := false, 0
 	for _, st := range p.rules {
-		if st.rule.Mode == ModeReplay || st.rule.Mode == "" && p.c.mode == ModeReplay {
+		if st.mode(p.c.mode) == ModeReplay {
 			replaying = true
-			recorded += len(st.cassette.Interactions)
+			recorded += st.index.Len()
 		}
 	}
 	if replaying && recorded == 0 {
@@ -558,10 +581,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 	if st == nil {
 		return p.passthrough(req)
 	}
-	mode := st.rule.Mode
-	if mode == "" {
-		mode = p.c.mode
-	}
+	mode := st.mode(p.c.mode)
 	if mode == ModePassthrough {
 		return p.passthrough(req)
 	}
@@ -586,13 +606,21 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 	creq := captured(req, body)
 	key, parts := st.matcher.Key(&creq)
 	if mode == ModeAuto || mode == ModeReplay {
-		if in, ok := st.index.Next(key); ok {
+		in, ok, err := st.index.Next(key)
+		if err != nil {
+			return p.unreadable(req, st, err), nil
+		}
+		if ok {
 			p.count(func(s *Stats) { s.Replayed++ })
 			p.markUsed(st.rule.Name, in.ID)
 			return p.replay(req, st, in, &creq), nil
 		}
 		if mode == ModeReplay {
-			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Miss: st.index.Nearest(parts)}
+			nearest, err := st.index.Nearest(parts)
+			if err != nil {
+				return p.unreadable(req, st, err), nil
+			}
+			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Miss: nearest}
 			p.mu.Lock()
 			p.stats.Missed++
 			if len(p.misses) < maxMisses {
@@ -874,6 +902,16 @@ func (p *Proxy) Used() map[string][]int {
 		slices.Sort(out[rule])
 	}
 	return out
+}
+
+// unreadable answers a request whose recording, or whose cassette, cannot
+// be read (an interaction edited by hand into one a replay cannot
+// serve): a 502 that names the cassette and the line, as a start-up that
+// read the whole cassette would have refused to start. Nothing goes live.
+func (p *Proxy) unreadable(req *http.Request, st *ruleState, err error) *http.Response {
+	p.count(func(s *Stats) { s.Missed++ })
+	p.log(slog.LevelError, "cassette unreadable", request(req.Method, req.URL.String(), st.rule.Name), slog.String("error", err.Error()))
+	return p.text(req, http.StatusBadGateway, OutcomeMissed, "agentvcr proxy: "+err.Error()+"; fix or re-record the cassette: nothing went live\n")
 }
 
 // replay answers with a recording: its chunks as they were, paced by

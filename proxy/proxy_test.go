@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -264,6 +265,48 @@ func TestReplayMissIs412AndNothingGoesLive(t *testing.T) {
 	}
 	if m := r.proxy.Misses(); len(m) != 1 || m[0].Differ[0] != "body.prompt" {
 		t.Fatalf("misses %+v", m)
+	}
+}
+
+// TestReplayOfABrokenRecordingSaysWhere breaks one recording by hand
+// after it was recorded. A replay reads a recording only when it serves
+// it, so the proxy starts; the other recording replays, and the broken
+// one answers 502 with the cassette and the line, and goes nowhere.
+func TestReplayOfABrokenRecordingSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, ModeAuto, dir)
+	r.post(t, "/v1/messages", `{"prompt":"first"}`)
+	r.post(t, "/v1/messages", `{"prompt":"second"}`)
+	if err := r.proxy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "model.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.Index(b, []byte("    - id: 1\n"))
+	method := bytes.Index(b[second:], []byte("        method: POST\n"))
+	if second < 0 || method < 0 {
+		t.Fatalf("the cassette is not as recorded:\n%s", b)
+	}
+	line := bytes.Count(b[:second], []byte("\n")) + 1
+	b = append(b[:second+method:second+method], b[second+method+len("        method: POST\n"):]...)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.restart(t, func(p *Proxy) { p.Mode = ModeReplay })
+	hits := r.hits.Load()
+	if resp, body := r.post(t, "/v1/messages", `{"prompt":"first"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, "first") {
+		t.Fatalf("the intact recording: %d %s", resp.StatusCode, body)
+	}
+	resp, body := r.post(t, "/v1/messages", `{"prompt":"second"}`)
+	want := fmt.Sprintf("cassette %s: line %d: interaction 1 has no request method", path, line)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, want) || r.hits.Load() != hits {
+		t.Fatalf("the broken recording: %d %q (want %q), upstream hits %d -> %d", resp.StatusCode, body, want, hits, r.hits.Load())
+	}
+	if st := r.proxy.Stats(); st.Missed != 1 || st.Replayed != 1 {
+		t.Fatalf("stats %+v; want one replayed and one missed", st)
 	}
 }
 

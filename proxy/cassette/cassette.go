@@ -81,13 +81,15 @@ type Response struct {
 }
 
 // Load reads the cassette in the named file. Errors name the file, and
-// the line where the YAML or the format went wrong.
+// the line where the YAML or the format went wrong. A cassette in the
+// layout Write produces is read by a decoder of that layout alone, many
+// times faster than yaml.v3 and with the same result.
 func Load(name string) (*Cassette, error) {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return Decode(bytes.NewReader(b), name)
+	return decode(b, name)
 }
 
 // Decode reads a cassette; name is used in errors.
@@ -109,18 +111,26 @@ func Decode(r io.Reader, name string) (*Cassette, error) {
 			name, lineOf(&node, "version"), c.Version, FormatVersion)
 	}
 	for i, in := range c.Interactions {
-		if in == nil || in.Request.Method == "" || in.Request.URL == "" {
-			return nil, fmt.Errorf("cassette %s: line %d: interaction %d has no request method or URL",
-				name, interactionLine(&node, i), i)
-		}
-		for j, ch := range in.Chunks {
-			if ch.End < 0 || ch.End > len(in.Response.Body) || j > 0 && ch.End < in.Chunks[j-1].End {
-				return nil, fmt.Errorf("cassette %s: line %d: interaction %d: chunk %d ends at %d, outside its %d-byte body",
-					name, interactionLine(&node, i), i, j, ch.End, len(in.Response.Body))
-			}
+		if err := check(name, i, interactionLine(&node, i), in); err != nil {
+			return nil, err
 		}
 	}
 	return &c, nil
+}
+
+// check refuses an interaction a replay cannot serve; i is its place in
+// the cassette and line the line it starts on.
+func check(name string, i, line int, in *Interaction) error {
+	if in == nil || in.Request.Method == "" || in.Request.URL == "" {
+		return fmt.Errorf("cassette %s: line %d: interaction %d has no request method or URL", name, line, i)
+	}
+	for j, ch := range in.Chunks {
+		if ch.End < 0 || ch.End > len(in.Response.Body) || j > 0 && ch.End < in.Chunks[j-1].End {
+			return fmt.Errorf("cassette %s: line %d: interaction %d: chunk %d ends at %d, outside its %d-byte body",
+				name, line, i, j, ch.End, len(in.Response.Body))
+		}
+	}
+	return nil
 }
 
 func lineOf(doc *yaml.Node, key string) int {

@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -153,26 +154,41 @@ func TestKeys(t *testing.T) {
 
 func TestIndexOrderAndMiss(t *testing.T) {
 	m := &Matcher{}
-	x := NewIndex()
+	var c Cassette
+	added := NewIndex()
 	for i, body := range []string{`{"messages":["a"]}`, `{"messages":["a"]}`, `{"messages":["a","b"],"model":"x"}`} {
-		x.Add(m, &Interaction{ID: i, Request: req("POST", "https://api.openai.com/v1/chat/completions", body)})
+		in := &Interaction{ID: i, Request: req("POST", "https://api.openai.com/v1/chat/completions", body), Response: Response{Code: 200, Body: fmt.Sprint(i)}}
+		added.Add(m, in)
+		c.Interactions = append(c.Interactions, in)
 	}
-	r := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a"]}`)
-	key, _ := m.Key(&r)
-	for _, want := range []int{0, 1, 1} {
-		in, ok := x.Next(key)
-		if !ok || in.ID != want {
-			t.Fatalf("Next = %v, %v; want id %d", in, ok, want)
-		}
+	path := filepath.Join(t.TempDir(), "model.yaml")
+	if err := c.Write(path); err != nil {
+		t.Fatal(err)
 	}
-	miss := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a","c"],"model":"x"}`)
-	if _, ok := x.Next(func() string { k, _ := m.Key(&miss); return k }()); ok {
-		t.Fatal("a different request matched")
+	opened, err := Open(m, path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, parts := m.Key(&miss)
-	got := x.Nearest(parts)
-	if got.NearestID != 2 || strings.Join(got.Differ, ",") != "body.messages" {
-		t.Fatalf("nearest %+v; want id 2 differing in body.messages", got)
+	for name, x := range map[string]*Index{"added": added, "opened": opened} {
+		t.Run(name, func(t *testing.T) {
+			r := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a"]}`)
+			key, _ := m.Key(&r)
+			for _, want := range []int{0, 1, 1} {
+				in, ok, err := x.Next(key)
+				if err != nil || !ok || in.ID != want || in.Response.Body != fmt.Sprint(want) {
+					t.Fatalf("Next = %v, %v, %v; want id %d", in, ok, err, want)
+				}
+			}
+			miss := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a","c"],"model":"x"}`)
+			missKey, parts := m.Key(&miss)
+			if _, ok, err := x.Next(missKey); ok || err != nil {
+				t.Fatalf("a different request matched, or failed: %v", err)
+			}
+			got, err := x.Nearest(parts)
+			if err != nil || got.NearestID != 2 || strings.Join(got.Differ, ",") != "body.messages" {
+				t.Fatalf("nearest %+v, %v; want id 2 differing in body.messages", got, err)
+			}
+		})
 	}
 }
 

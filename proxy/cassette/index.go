@@ -1,36 +1,135 @@
 package cassette
 
-import "sync"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
 
 // Index finds recorded interactions by canonical key in constant time.
 // Identical requests are served in recorded order; once a key's
 // recordings are used up, its last one serves again. It is safe for
 // concurrent use.
+//
+// An index made by Open holds only the keys and where each interaction
+// is in its file, and reads an interaction when it is first served.
 type Index struct {
 	mu    sync.Mutex
-	byKey map[string][]entry
+	byKey map[string][]*entry
 	next  map[string]int
-	all   []entry
+	all   []*entry
+
+	// For an index made by Open, until it is read whole: the file, by
+	// the descriptor opened then, so that a cassette written over since
+	// is not mixed with the one indexed.
+	m       *Matcher
+	name    string
+	file    *os.File
+	cached  int64     // bytes of the interactions kept decoded
+	buffers sync.Pool // of *[]byte, to read interactions into
 }
 
 type entry struct {
-	in    *Interaction
-	parts []Part
+	in       *Interaction // nil until read, in an index made by Open
+	parts    []Part
+	at       extent
+	index    int  // its place in the cassette, for errors
+	verified bool // read once, and its stored key found to be its key
 }
+
+// keepDecoded is how many bytes of cassette an index made by Open keeps
+// decoded once served; past it, an interaction is read again each time
+// it is served. It bounds the memory of a replay at the start of which
+// nothing of its cassette is read.
+const keepDecoded = 16 << 20
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{byKey: map[string][]entry{}, next: map[string]int{}}
+	return &Index{byKey: map[string][]*entry{}, next: map[string]int{}}
+}
+
+// Open indexes the cassette in the named file for replay. A cassette in
+// the layout Write produces is not read at all but for each interaction's
+// place and stored key: an interaction is read when it is served, and
+// checked then as Load checks it, its key recomputed with m. Should a
+// stored key be stale (the request was edited by hand, or m is not the
+// matcher that recorded it) or an interaction not read by the fast path,
+// the index reads the cassette whole, as one from Load, and serves from
+// that. A cassette in another layout is read whole at once.
+//
+// The error of a file that does not exist matches os.ErrNotExist.
+func Open(m *Matcher, name string) (*Index, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	x := NewIndex()
+	x.m, x.name, x.file = m, name, f
+	exts, err := split(f)
+	lazy := err == nil && len(exts) > 0
+	for _, e := range exts {
+		lazy = lazy && e.hasID && e.key != ""
+	}
+	if err != nil && !errors.Is(err, errLayout) {
+		f.Close()
+		return nil, fmt.Errorf("cassette %s: %w", name, err)
+	}
+	if !lazy {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if err := x.readWhole(); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	for i, e := range exts {
+		en := &entry{at: e, index: i}
+		x.byKey[e.key] = append(x.byKey[e.key], en)
+		x.all = append(x.all, en)
+	}
+	return x, nil
+}
+
+// readWhole decodes the whole cassette from the index's file and indexes
+// it anew, each key recomputed. The lock is held.
+func (x *Index) readWhole() error {
+	if x.file == nil {
+		return nil
+	}
+	defer func() {
+		x.file.Close()
+		x.file = nil
+	}()
+	b, err := io.ReadAll(io.NewSectionReader(x.file, 0, 1<<62))
+	if err != nil {
+		return fmt.Errorf("cassette %s: %w", x.name, err)
+	}
+	c, err := decode(b, x.name)
+	if err != nil {
+		return err
+	}
+	x.byKey, x.all = map[string][]*entry{}, nil
+	for i, in := range c.Interactions {
+		x.add(x.m, in, i)
+	}
+	return nil
 }
 
 // Add indexes an interaction under its key, computed by m. It sets
 // in.Key.
 func (x *Index) Add(m *Matcher, in *Interaction) {
-	key, parts := m.Key(&in.Request)
-	in.Key = key
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e := entry{in, parts}
+	x.add(m, in, len(x.all))
+}
+
+func (x *Index) add(m *Matcher, in *Interaction, index int) {
+	key, parts := m.Key(&in.Request)
+	in.Key = key
+	e := &entry{in: in, parts: parts, index: index}
 	x.byKey[key] = append(x.byKey[key], e)
 	x.all = append(x.all, e)
 }
@@ -43,18 +142,99 @@ func (x *Index) Len() int {
 }
 
 // Next returns the next recording for key, or false if there is none.
-func (x *Index) Next(key string) (*Interaction, bool) {
+// The error is that of an interaction that cannot be read, which names
+// the cassette and the line.
+func (x *Index) Next(key string) (*Interaction, bool, error) {
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	list := x.byKey[key]
 	if len(list) == 0 {
-		return nil, false
+		defer x.mu.Unlock()
+		if x.file == nil {
+			return nil, false, nil
+		}
+		// Before a miss, the stored keys are checked: a request edited
+		// by hand is under its old key until the cassette is read.
+		if err := x.readWhole(); err != nil {
+			return nil, false, err
+		}
+		if list = x.byKey[key]; len(list) == 0 {
+			return nil, false, nil
+		}
+		i := min(x.next[key], len(list)-1)
+		if i < len(list)-1 {
+			x.next[key] = i + 1
+		}
+		return list[i].in, true, nil
 	}
-	i := x.next[key]
+	i := min(x.next[key], len(list)-1)
 	if i < len(list)-1 {
 		x.next[key] = i + 1
 	}
-	return list[i].in, true
+	e, file, verified := list[i], x.file, list[i].verified
+	if e.in != nil || file == nil {
+		x.mu.Unlock()
+		return e.in, true, nil
+	}
+	x.mu.Unlock()
+
+	// The file is the one indexed, so an interaction read again is the
+	// one checked the first time.
+	in, err := x.read(file, e)
+	if err == nil && verified {
+		return in, true, nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err == nil {
+		if k, _ := x.m.Key(&in.Request); k == key {
+			e.verified = true
+			if size := e.at.end - e.at.off; x.cached+size <= keepDecoded && x.file == file {
+				e.in = in
+				x.cached += size
+			}
+			return in, true, nil
+		}
+	} else if !errors.Is(err, errLayout) {
+		return nil, false, err
+	}
+	// A stale key, or a form the fast path does not read: read it all,
+	// then look again, this key's turn given back.
+	x.next[key] = i
+	if err := x.readWhole(); err != nil {
+		return nil, false, err
+	}
+	list = x.byKey[key]
+	if len(list) == 0 {
+		return nil, false, nil
+	}
+	i = min(i, len(list)-1)
+	if i < len(list)-1 {
+		x.next[key] = i + 1
+	}
+	return list[i].in, true, nil
+}
+
+// read decodes an entry from the file, and checks it as Load does.
+func (x *Index) read(f *os.File, e *entry) (*Interaction, error) {
+	size := int(e.at.end - e.at.off)
+	buf, _ := x.buffers.Get().(*[]byte)
+	if buf == nil || cap(*buf) < size {
+		buf = new([]byte)
+		*buf = make([]byte, size)
+	}
+	defer x.buffers.Put(buf)
+	b := (*buf)[:size]
+	if _, err := f.ReadAt(b, e.at.off); err != nil {
+		return nil, fmt.Errorf("cassette %s: line %d: %w", x.name, e.at.line, err)
+	}
+	in, err := decodeSpan(b) // copies what it keeps
+	if err != nil {
+		return nil, err
+	}
+	if err := check(x.name, e.index, e.at.line, in); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
 // Miss explains a request that has no recording: the nearest recording
@@ -69,10 +249,15 @@ type Miss struct {
 }
 
 // Nearest finds the recording closest to a request with the given parts.
-// It scans every recording: a miss is the rare, slow path.
-func (x *Index) Nearest(parts []Part) Miss {
+// It scans every recording: a miss is the rare, slow path, and in an
+// index made by Open, the first one reads the cassette whole. Its error
+// is that of a cassette that cannot be read.
+func (x *Index) Nearest(parts []Part) (Miss, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if err := x.readWhole(); err != nil {
+		return Miss{}, err
+	}
 	want := map[string]string{}
 	for _, p := range parts {
 		want[p.Name] = p.Value
@@ -101,5 +286,37 @@ func (x *Index) Nearest(parts []Part) Miss {
 			best = Miss{Nearest: e.in, NearestURL: e.in.Request.URL, NearestID: e.in.ID, Differ: differ}
 		}
 	}
-	return best
+	return best, nil
+}
+
+// decode reads a cassette's bytes: by the fast path when they are in
+// Write's layout, by yaml.v3 when not.
+func decode(b []byte, name string) (*Cassette, error) {
+	c, err := decodeLayout(b, name)
+	if errors.Is(err, errLayout) {
+		return Decode(bytes.NewReader(b), name)
+	}
+	return c, err
+}
+
+// decodeLayout reads a cassette in Write's layout, or returns errLayout.
+func decodeLayout(b []byte, name string) (*Cassette, error) {
+	exts, err := split(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	c := &Cassette{Version: FormatVersion, Interactions: make([]*Interaction, 0, len(exts))}
+	for _, e := range exts {
+		in, err := decodeSpan(b[e.off:e.end])
+		if err != nil {
+			return nil, err
+		}
+		c.Interactions = append(c.Interactions, in)
+	}
+	for i, in := range c.Interactions {
+		if err := check(name, i, exts[i].line, in); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
