@@ -177,15 +177,19 @@ func decodeSpan(b []byte) (*Interaction, error) {
 func printable(b []byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for i := 0; i < len(b); {
-		// Eight bytes at once when they are printable ASCII: none with
-		// its high bit set, below 0x20 or 0x7f. Otherwise, and so at
-		// each newline, those eight one by one.
+		// Eight bytes at once when they are printable ASCII or
+		// newlines: none with its high bit set, below 0x20 but '\n', or
+		// 0x7f. Otherwise those eight one by one. For bytes below 0x80
+		// the sums below carry into no other byte, so each mask is
+		// exact.
 		if i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
-			below := (x - 0x20*ones) &^ x // a high bit where a byte is below 0x20
-			del := x ^ 0x7f*ones
-			del = (del - ones) &^ del // where a byte is 0x7f
-			if (x|below|del)&highs == 0 {
+			low := x & (0x7f * ones)
+			below := ^(low + 0x60*ones) & highs // a high bit where a byte is below 0x20
+			nl, del := x^0x0a*ones, x^0x7f*ones
+			isNL := ^((nl&(0x7f*ones) + 0x7f*ones) | nl) & highs
+			isDel := ^((del&(0x7f*ones) + 0x7f*ones) | del) & highs
+			if x&highs|below&^isNL|isDel == 0 {
 				i += 8
 				continue
 			}
@@ -609,8 +613,8 @@ func (d *spanDecoder) literal(header []byte, parent int) (string, bool) {
 		}
 		indent = n
 	}
-	var buf [64][]byte
-	lines := buf[:0] // nil for a blank line
+	var buf [256][]byte // a recorded stream's body is a few hundred lines
+	lines := buf[:0]    // nil for a blank line
 	d.literalLines(indent, func(text []byte) { lines = append(lines, text) })
 	last := -1 // the last content line
 	for i, l := range lines {

@@ -194,3 +194,32 @@ func FuzzLayoutMatchesYAML(f *testing.F) {
 		sameAsYAML(t, data)
 	})
 }
+
+// printableByRune is printable one rune at a time, as its comment says.
+func printableByRune(b []byte) bool {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			return false
+		case r == '\n':
+		case r < 0x20, r == 0x7f, 0x80 <= r && r < 0xa0, r == 0x2028, r == 0x2029, r == 0xfeff, r == 0xfffe, r == 0xffff:
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// FuzzPrintable holds printable's eight-bytes-at-once path to the rune
+// by rune reading of what it accepts.
+func FuzzPrintable(f *testing.F) {
+	for _, s := range trickyStrings {
+		f.Add([]byte(s + "        plain ASCII, eight at a time\n" + s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := printable(b), printableByRune(b); got != want {
+			t.Fatalf("printable(%q) = %v; want %v", b, got, want)
+		}
+	})
+}
