@@ -60,7 +60,7 @@ func BenchmarkReplayLookup(b *testing.B) {
 	small, large := build(10), build(10000)
 	ours := func(s setup) time.Duration {
 		start := time.Now()
-		key, _ := m.Key(&s.probe)
+		key := m.Key(&s.probe)
 		if _, ok, err := s.index.Next(key); !ok || err != nil {
 			b.Fatal("no recording found", err)
 		}

@@ -604,7 +604,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		return p.text(req, http.StatusBadRequest, "", "agentvcr proxy: cannot read the request body: "+err.Error()+"\n"), nil
 	}
 	creq := captured(req, body)
-	key, parts := st.matcher.Key(&creq)
+	key := st.matcher.Key(&creq)
 	if mode == ModeAuto || mode == ModeReplay {
 		in, ok, err := st.index.Next(key)
 		if err != nil {
@@ -616,7 +616,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			return p.replay(req, st, in, &creq), nil
 		}
 		if mode == ModeReplay {
-			nearest, err := st.index.Nearest(parts)
+			nearest, err := st.index.Nearest(st.matcher.Parts(&creq))
 			if err != nil {
 				return p.unreadable(req, st, err), nil
 			}

@@ -124,19 +124,19 @@ func TestKeys(t *testing.T) {
 	base := req("POST", "https://ai-gateway.vercel.sh/v3/ai/language-model?b=2&a=1",
 		`{"prompt":[{"role":"user","content":"hi"}],"id":"3f1c9a0b-2d3e-4f50-8a6b-7c8d9e0f1a2b","at":"2026-11-29T12:00:00Z","ts":1790000000123}`,
 		"ai-language-model-id", "xai/grok-4.5", "Authorization", "Bearer one")
-	key, _ := m.Key(&base)
+	key := m.Key(&base)
 	same := []Request{
 		req("POST", "https://AI-GATEWAY.vercel.sh/v3/ai/language-model?a=1&b=2",
 			`{"ts":1790000099999,"at":"2026-11-30T01:02:03.456Z","id":"00000000-1111-4222-8333-444444444444","prompt":[{"content":"hi","role":"user"}]}`,
 			"ai-language-model-id", "xai/grok-4.5", "Authorization", "Bearer two"),
 	}
 	for _, r := range same {
-		if k, _ := m.Key(&r); k != key {
+		if k := m.Key(&r); k != key {
 			t.Errorf("key differs for a request that differs only in changing values, order and credentials")
 		}
 	}
 	other := req("POST", base.URL, base.Body, "ai-language-model-id", "openai/gpt")
-	if k, _ := m.Key(&other); k == key {
+	if k := m.Key(&other); k == key {
 		t.Error("a different key header gave the same key")
 	}
 	vals := m.RequestValues(&base)
@@ -172,7 +172,7 @@ func TestIndexOrderAndMiss(t *testing.T) {
 	for name, x := range map[string]*Index{"added": added, "opened": opened} {
 		t.Run(name, func(t *testing.T) {
 			r := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a"]}`)
-			key, _ := m.Key(&r)
+			key := m.Key(&r)
 			for _, want := range []int{0, 1, 1} {
 				in, ok, err := x.Next(key)
 				if err != nil || !ok || in.ID != want || in.Response.Body != fmt.Sprint(want) {
@@ -180,7 +180,7 @@ func TestIndexOrderAndMiss(t *testing.T) {
 				}
 			}
 			miss := req("POST", "https://api.openai.com/v1/chat/completions", `{"messages":["a","c"],"model":"x"}`)
-			missKey, parts := m.Key(&miss)
+			missKey, parts := m.Key(&miss), m.Parts(&miss)
 			if _, ok, err := x.Next(missKey); ok || err != nil {
 				t.Fatalf("a different request matched, or failed: %v", err)
 			}

@@ -127,7 +127,7 @@ func (x *Index) Add(m *Matcher, in *Interaction) {
 }
 
 func (x *Index) add(m *Matcher, in *Interaction, index int) {
-	key, parts := m.Key(&in.Request)
+	key, parts := m.key(&in.Request, true)
 	in.Key = key
 	e := &entry{in: in, parts: parts, index: index}
 	x.byKey[key] = append(x.byKey[key], e)
@@ -186,7 +186,7 @@ func (x *Index) Next(key string) (*Interaction, bool, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err == nil {
-		if k, _ := x.m.Key(&in.Request); k == key {
+		if x.m.Key(&in.Request) == key {
 			e.verified = true
 			if size := e.at.end - e.at.off; x.cached+size <= keepDecoded && x.file == file {
 				e.in = in

@@ -15,7 +15,7 @@ func serveAll(t *testing.T, m *Matcher, x *Index, c *Cassette) []*Interaction {
 	t.Helper()
 	var got []*Interaction
 	for _, in := range append(c.Interactions, c.Interactions[0]) {
-		key, _ := m.Key(&in.Request)
+		key := m.Key(&in.Request)
 		served, ok, err := x.Next(key)
 		if err != nil || !ok {
 			t.Fatalf("interaction %d: %v, %v", in.ID, ok, err)
@@ -46,7 +46,7 @@ func TestOpenServesWhatLoadServes(t *testing.T) {
 	for name, c := range tests {
 		t.Run(name, func(t *testing.T) {
 			for _, in := range c.Interactions {
-				in.Key, _ = m.Key(&in.Request)
+				in.Key = m.Key(&in.Request)
 			}
 			path := filepath.Join(t.TempDir(), "model.yaml")
 			if err := c.Write(path); err != nil {
@@ -115,7 +115,7 @@ func TestOpenRereadsAHandEditedRequest(t *testing.T) {
 				asks = []Request{edited, old}
 			}
 			for _, r := range asks {
-				key, _ := m.Key(&r)
+				key := m.Key(&r)
 				in, ok, err := x.Next(key)
 				if err != nil {
 					t.Fatal(err)
@@ -149,7 +149,7 @@ func TestOpenNamesABrokenInteraction(t *testing.T) {
 			}
 			var failed int
 			for _, in := range c.Interactions {
-				key, _ := m.Key(&in.Request)
+				key := m.Key(&in.Request)
 				if _, _, err := x.Next(key); err != nil {
 					failed++
 					if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
@@ -186,7 +186,7 @@ func TestOpenKeepsTheCassetteItIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range c.Interactions {
-		key, _ := m.Key(&in.Request)
+		key := m.Key(&in.Request)
 		got, ok, err := x.Next(key)
 		if err != nil || !ok || got.Response.Body != in.Response.Body {
 			t.Fatalf("interaction %d: %v %v, body %.40q", in.ID, ok, err, got.Response.Body)

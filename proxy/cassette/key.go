@@ -68,20 +68,27 @@ type Part struct {
 // header; and the body. A JSON object body gives a part per top-level
 // field and a JSON array body one per item, each with keys sorted; other
 // bodies are one part. Changing values stand as <<name>>.
-func (m *Matcher) Parts(r *Request) []Part { return m.parts(r, nil) }
+func (m *Matcher) Parts(r *Request) []Part { return m.parts(r, nil, true) }
 
-// Key returns the canonical key of a request: a hash of its parts.
-func (m *Matcher) Key(r *Request) (string, []Part) {
+// Key returns the canonical key of a request: a hash of its parts. It
+// keeps none of them: a lookup that finds its recording needs no more.
+func (m *Matcher) Key(r *Request) string {
+	key, _ := m.key(r, false)
+	return key
+}
+
+// key returns the key of r and, with keep, its parts.
+func (m *Matcher) key(r *Request, keep bool) (string, []Part) {
 	h := hashPool.Get().(*partHash)
 	defer hashPool.Put(h)
 	h.Reset()
-	parts := m.parts(r, h)
+	parts := m.parts(r, h, keep)
 	return hex.EncodeToString(h.Sum(h.buf[:0])[:16]), parts
 }
 
-// parts returns the parts of r and, if h is not nil, writes them to h as
-// Key hashes them: each name and value, then a zero byte.
-func (m *Matcher) parts(r *Request, h *partHash) []Part {
+// parts returns the parts of r, if keep, and, if h is not nil, writes them
+// to h as Key hashes them: each name and value, then a zero byte.
+func (m *Matcher) parts(r *Request, h *partHash, keep bool) []Part {
 	c := canonPool.Get().(*canon)
 	defer c.release()
 	vs := m.valueList()
@@ -98,7 +105,10 @@ func (m *Matcher) parts(r *Request, h *partHash) []Part {
 	case t != "":
 		n++
 	}
-	b := partsBuilder{parts: make([]Part, 0, n), h: h}
+	b := partsBuilder{h: h, keep: keep}
+	if keep {
+		b.parts = make([]Part, 0, n)
+	}
 	b.add("method", strings.ToUpper(r.Method))
 	b.add("url", c.values(vs, canonicalURL(RedactURL(r.URL))))
 	for _, name := range m.KeyHeaders {
@@ -129,14 +139,18 @@ func (m *Matcher) parts(r *Request, h *partHash) []Part {
 	return b.parts
 }
 
-// partsBuilder collects parts, and writes each to h when h is set.
+// partsBuilder collects parts when keep is set, and writes each to h when
+// h is set.
 type partsBuilder struct {
 	parts []Part
 	h     *partHash
+	keep  bool
 }
 
 func (b *partsBuilder) add(name, value string) {
-	b.parts = append(b.parts, Part{name, value})
+	if b.keep {
+		b.parts = append(b.parts, Part{name, value})
+	}
 	if b.h != nil {
 		b.h.writeString(name)
 		b.h.writeString(value)
@@ -144,7 +158,9 @@ func (b *partsBuilder) add(name, value string) {
 }
 
 func (b *partsBuilder) addBytes(name string, value []byte) {
-	b.parts = append(b.parts, Part{name, string(value)})
+	if b.keep {
+		b.parts = append(b.parts, Part{name, string(value)})
+	}
 	if b.h != nil {
 		b.h.writeString(name)
 		b.h.Write(value)

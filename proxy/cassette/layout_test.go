@@ -73,7 +73,7 @@ func streamCassette(n int) *Cassette {
 				Body:    fmt.Sprintf(`{"model":"claude-haiku-4-5","stream":true,"messages":[{"role":"user","content":"turn %d, at 2026-11-29T12:00:00Z"}]}`, i),
 				Headers: http.Header{"Content-Type": {"application/json"}, "Anthropic-Version": {"2023-06-01"}, "X-Api-Key": {"<<redacted>>"}}},
 			Response: Response{Code: 200, Status: "200 OK", Headers: http.Header{"Content-Type": {"text/event-stream"}}, Body: body.String()}}
-		key, _ := m.Key(&in.Request)
+		key := m.Key(&in.Request)
 		in.Key = key
 		c.Interactions = append(c.Interactions, in)
 	}
