@@ -46,7 +46,8 @@ const (
 	epochMsExpr = `\b1[5-9]\d{11}\b`
 )
 
-// Matcher turns requests into canonical keys for one rule.
+// Matcher turns requests into canonical keys for one rule. It is safe for
+// concurrent use; its fields must not change once it is used.
 type Matcher struct {
 	// KeyHeaders are the request headers (lower case) that are part of
 	// the key, such as ai-language-model-id.
@@ -54,6 +55,36 @@ type Matcher struct {
 	// Values are the changing values to stand in for; nil means
 	// DefaultValues.
 	Values []Value
+
+	// urls remembers the canonical part of the URLs seen most: an agent
+	// calls a few endpoints again and again, and parsing one twice (to
+	// redact it, then to sort its query) is a third of a small request's
+	// key.
+	urlsMu sync.Mutex
+	urls   map[string]string
+}
+
+// maxURLs bounds what a Matcher remembers of URLs.
+const maxURLs = 256
+
+// urlPart returns the canonical, redacted URL part of raw.
+func (m *Matcher) urlPart(c *canon, vs []Value, raw string) string {
+	m.urlsMu.Lock()
+	part, ok := m.urls[raw]
+	m.urlsMu.Unlock()
+	if ok {
+		return part
+	}
+	part = c.values(vs, canonicalURL(RedactURL(raw)))
+	m.urlsMu.Lock()
+	if len(m.urls) < maxURLs {
+		if m.urls == nil {
+			m.urls = map[string]string{}
+		}
+		m.urls[raw] = part
+	}
+	m.urlsMu.Unlock()
+	return part
 }
 
 // Part is one named part of a canonical request: "method", "url",
@@ -110,7 +141,7 @@ func (m *Matcher) parts(r *Request, h *partHash, keep bool) []Part {
 		b.parts = make([]Part, 0, n)
 	}
 	b.add("method", strings.ToUpper(r.Method))
-	b.add("url", c.values(vs, canonicalURL(RedactURL(r.URL))))
+	b.add("url", m.urlPart(c, vs, r.URL))
 	for _, name := range m.KeyHeaders {
 		b.add("header:"+strings.ToLower(name), c.values(vs, keyHeader(r.Headers, name)))
 	}
