@@ -69,7 +69,7 @@ const (
 	OutcomeReplayed    Outcome = "replayed"    // answered from a recording
 	OutcomeRecorded    Outcome = "recorded"    // went live, and the response is recorded
 	OutcomeLive        Outcome = "live"        // went live, not recorded: a 429 or 5xx, or the upstream failed
-	OutcomeMissed      Outcome = "missed"      // no recording in replay: 412, nothing went live
+	OutcomeMissed      Outcome = "missed"      // no recording in replay: 412 (502 when the cassette cannot be read), nothing went live
 	OutcomePassthrough Outcome = "passthrough" // went live, nothing written: a rule in mode passthrough, or no rule
 	OutcomeMocked      Outcome = "mocked"      // answered by the Slack mock
 	OutcomeFaked       Outcome = "faked"       // answered by the scripted model

@@ -270,8 +270,9 @@ func TestReplayMissIs412AndNothingGoesLive(t *testing.T) {
 
 // TestReplayOfABrokenRecordingSaysWhere breaks one recording by hand
 // after it was recorded. A replay reads a recording only when it serves
-// it, so the proxy starts; the other recording replays, and the broken
-// one answers 502 with the cassette and the line, and goes nowhere.
+// it, so the proxy starts; the broken one, and a miss (which reads the
+// whole cassette), answer 502 with the cassette and the line and go
+// nowhere, and the other recording still replays.
 func TestReplayOfABrokenRecordingSaysWhere(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, ModeAuto, dir)
@@ -297,16 +298,20 @@ func TestReplayOfABrokenRecordingSaysWhere(t *testing.T) {
 	}
 	r.restart(t, func(p *Proxy) { p.Mode = ModeReplay })
 	hits := r.hits.Load()
+	want := fmt.Sprintf("cassette %s: line %d: interaction 1 has no request method", path, line)
+	// A miss reads the cassette whole, which fails: it says where, and
+	// the intact recording still replays after it.
+	for _, prompt := range []string{"unrecorded", "second"} {
+		resp, body := r.post(t, "/v1/messages", `{"prompt":"`+prompt+`"}`)
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, want) || r.hits.Load() != hits {
+			t.Fatalf("%s: %d %q (want %q), upstream hits %d -> %d", prompt, resp.StatusCode, body, want, hits, r.hits.Load())
+		}
+	}
 	if resp, body := r.post(t, "/v1/messages", `{"prompt":"first"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, "first") {
 		t.Fatalf("the intact recording: %d %s", resp.StatusCode, body)
 	}
-	resp, body := r.post(t, "/v1/messages", `{"prompt":"second"}`)
-	want := fmt.Sprintf("cassette %s: line %d: interaction 1 has no request method", path, line)
-	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, want) || r.hits.Load() != hits {
-		t.Fatalf("the broken recording: %d %q (want %q), upstream hits %d -> %d", resp.StatusCode, body, want, hits, r.hits.Load())
-	}
-	if st := r.proxy.Stats(); st.Missed != 1 || st.Replayed != 1 {
-		t.Fatalf("stats %+v; want one replayed and one missed", st)
+	if st := r.proxy.Stats(); st.Missed != 2 || st.Replayed != 1 {
+		t.Fatalf("stats %+v; want one replayed and two missed", st)
 	}
 }
 

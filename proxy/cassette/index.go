@@ -24,12 +24,15 @@ type Index struct {
 
 	// For an index made by Open, until it is read whole: the file, by
 	// the descriptor opened then, so that a cassette written over since
-	// is not mixed with the one indexed.
-	m       *Matcher
-	name    string
-	file    *os.File
-	cached  int64     // bytes of the interactions kept decoded
-	buffers sync.Pool // of *[]byte, to read interactions into
+	// is not mixed with the one indexed. It is never closed by the
+	// index, which may be reading from it on another goroutine: the
+	// descriptor closes when the index is collected.
+	m        *Matcher
+	name     string
+	file     *os.File
+	wholeErr error     // why the cassette could not be read whole
+	cached   int64     // bytes of the interactions kept decoded
+	buffers  sync.Pool // of *[]byte, to read interactions into
 }
 
 type entry struct {
@@ -60,6 +63,11 @@ func NewIndex() *Index {
 // the index reads the cassette whole, as one from Load, and serves from
 // that. A cassette in another layout is read whole at once.
 //
+// What Open does not see without reading the cassette: a request edited by
+// hand into one that another interaction records, its key left as it was.
+// Load would serve the edited one first, then the other; Open serves the
+// other only, until a miss or a stale key makes it read the cassette.
+//
 // The error of a file that does not exist matches os.ErrNotExist.
 func Open(m *Matcher, name string) (*Index, error) {
 	f, err := os.Open(name)
@@ -71,15 +79,14 @@ func Open(m *Matcher, name string) (*Index, error) {
 	exts, err := split(f)
 	lazy := err == nil && len(exts) > 0
 	for _, e := range exts {
-		lazy = lazy && e.hasID && e.key != ""
+		lazy = lazy && e.key != ""
 	}
 	if err != nil && !errors.Is(err, errLayout) {
 		f.Close()
 		return nil, fmt.Errorf("cassette %s: %w", name, err)
 	}
 	if !lazy {
-		x.mu.Lock()
-		defer x.mu.Unlock()
+		defer f.Close() // no one else reads it yet
 		if err := x.readWhole(); err != nil {
 			return nil, err
 		}
@@ -95,23 +102,25 @@ func Open(m *Matcher, name string) (*Index, error) {
 
 // readWhole decodes the whole cassette from the index's file and indexes
 // it anew, each key recomputed. The lock is held.
+//
+// Should the cassette not be read, the index stays as it was, each
+// interaction still served as it is read, and the error is kept: it is
+// the answer of every miss from then on.
 func (x *Index) readWhole() error {
-	if x.file == nil {
-		return nil
+	if x.file == nil || x.wholeErr != nil {
+		return x.wholeErr
 	}
-	defer func() {
-		x.file.Close()
-		x.file = nil
-	}()
 	b, err := io.ReadAll(io.NewSectionReader(x.file, 0, 1<<62))
 	if err != nil {
-		return fmt.Errorf("cassette %s: %w", x.name, err)
+		x.wholeErr = fmt.Errorf("cassette %s: %w", x.name, err)
+		return x.wholeErr
 	}
 	c, err := decode(b, x.name)
 	if err != nil {
+		x.wholeErr = err
 		return err
 	}
-	x.byKey, x.all = map[string][]*entry{}, nil
+	x.byKey, x.all, x.file = map[string][]*entry{}, nil, nil
 	for i, in := range c.Interactions {
 		x.add(x.m, in, i)
 	}
@@ -123,6 +132,7 @@ func (x *Index) readWhole() error {
 func (x *Index) Add(m *Matcher, in *Interaction) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.readWhole() // an index made by Open is read whole first, so that what it adds is not lost then
 	x.add(m, in, len(x.all))
 }
 
@@ -188,7 +198,7 @@ func (x *Index) Next(key string) (*Interaction, bool, error) {
 	if err == nil {
 		if x.m.Key(&in.Request) == key {
 			e.verified = true
-			if size := e.at.end - e.at.off; x.cached+size <= keepDecoded && x.file == file {
+			if size := e.at.end - e.at.off; e.in == nil && x.cached+size <= keepDecoded && x.file == file {
 				e.in = in
 				x.cached += size
 			}

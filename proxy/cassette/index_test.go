@@ -145,7 +145,11 @@ func TestOpenNamesABrokenInteraction(t *testing.T) {
 			path, c := edit(t, m, tt.old, tt.new)
 			x, err := Open(m, path)
 			if err != nil {
-				t.Fatal(err)
+				// Not in the layout: read whole at once, and refused.
+				if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+					t.Errorf("error %q; want the file and %q", err, tt.want)
+				}
+				return
 			}
 			var failed int
 			for _, in := range c.Interactions {
@@ -191,5 +195,89 @@ func TestOpenKeepsTheCassetteItIndexed(t *testing.T) {
 		if err != nil || !ok || got.Response.Body != in.Response.Body {
 			t.Fatalf("interaction %d: %v %v, body %.40q", in.ID, ok, err, got.Response.Body)
 		}
+	}
+}
+
+// TestOpenAfterAFailedWholeRead breaks one interaction: a miss, which
+// reads the cassette whole, fails, and says where; the intact
+// interactions are still served, and every miss after says the same.
+func TestOpenAfterAFailedWholeRead(t *testing.T) {
+	m := &Matcher{}
+	path, c := edit(t, m, "        method: POST\n      response:", "      response:")
+	x, err := Open(m, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := strings.Repeat("0", 32)
+	for range 2 {
+		if _, ok, err := x.Next(unknown); ok || err == nil || !strings.Contains(err.Error(), "line 3: interaction 0 has no request method") {
+			t.Fatalf("a miss: %v, %v; want the broken interaction named", ok, err)
+		}
+		if _, err := x.Nearest(nil); err == nil {
+			t.Fatal("Nearest on a cassette that cannot be read: no error")
+		}
+	}
+	for _, in := range c.Interactions[1:] {
+		got, ok, err := x.Next(m.Key(&in.Request))
+		if err != nil || !ok || got == nil || got.ID != in.ID {
+			t.Fatalf("interaction %d after the failed read: %v, %v, %v", in.ID, got, ok, err)
+		}
+	}
+}
+
+// TestOpenReadsWhileAMissReadsWhole takes an interaction to read as Next
+// does, lets a miss read the cassette whole, then reads it: the file it
+// read from must still be open.
+func TestOpenReadsWhileAMissReadsWhole(t *testing.T) {
+	m := &Matcher{}
+	c := streamCassette(2)
+	path := filepath.Join(t.TempDir(), "model.yaml")
+	if err := c.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(m, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.mu.Lock()
+	e, file := x.byKey[m.Key(&c.Interactions[0].Request)][0], x.file // what Next holds when it unlocks
+	x.mu.Unlock()
+	if _, _, err := x.Next(strings.Repeat("f", 32)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.read(file, e); err != nil {
+		t.Fatalf("the read Next went on with: %v", err)
+	}
+}
+
+// TestOpenServesNoHiddenInteraction hides an interaction in another's
+// body, a double-quoted scalar that goes on over lines that look like an
+// interaction: yaml.v3 reads one interaction, and so must Open.
+func TestOpenServesNoHiddenInteraction(t *testing.T) {
+	m := &Matcher{}
+	hidden := Request{Method: "GET", URL: "https://evil.test/", Host: "h"}
+	real := Request{Method: "GET", URL: "https://x.test/"}
+	text := "version: 2\ninteractions:\n" +
+		"    - id: 0\n      agentvcr_key: " + m.Key(&real) + "\n      request:\n        url: https://x.test/\n        method: GET\n" +
+		"      response:\n        code: 200\n        body: \"start\n" +
+		"    - id: 1\n      agentvcr_key: " + m.Key(&hidden) + "\n      request:\n        url: https://evil.test/\n        host: h\n" +
+		"        method: GET\n      response:\n        code: 201\n        status: end\"\n"
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Decode(strings.NewReader(text), path)
+	if err != nil || len(c.Interactions) != 1 {
+		t.Fatalf("yaml.v3 reads %v, %v; the test wants one interaction", c, err)
+	}
+	x, err := Open(m, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() != 1 {
+		t.Errorf("Open indexes %d interactions; yaml.v3 reads 1", x.Len())
+	}
+	if in, ok, err := x.Next(m.Key(&hidden)); ok || err != nil {
+		t.Fatalf("Open serves an interaction yaml.v3 does not see: %+v, %v", in, err)
 	}
 }

@@ -56,16 +56,20 @@ type Matcher struct {
 	// DefaultValues.
 	Values []Value
 
-	// urls remembers the canonical part of the URLs seen most: an agent
-	// calls a few endpoints again and again, and parsing one twice (to
-	// redact it, then to sort its query) is a third of a small request's
-	// key.
+	// urls remembers the canonical part of the first URLs it sees (see
+	// maxURLs): an agent calls a few endpoints again and again, and
+	// parsing one twice (to redact it, then to sort its query) is a third
+	// of a small request's key.
 	urlsMu sync.Mutex
 	urls   map[string]string
 }
 
-// maxURLs bounds what a Matcher remembers of URLs.
-const maxURLs = 256
+// maxURLs and maxURLLen bound what a Matcher remembers of URLs: no more
+// than 256, of up to 2 KB each.
+const (
+	maxURLs   = 256
+	maxURLLen = 2 << 10
+)
 
 // urlPart returns the canonical, redacted URL part of raw.
 func (m *Matcher) urlPart(c *canon, vs []Value, raw string) string {
@@ -77,7 +81,7 @@ func (m *Matcher) urlPart(c *canon, vs []Value, raw string) string {
 	}
 	part = c.values(vs, canonicalURL(RedactURL(raw)))
 	m.urlsMu.Lock()
-	if len(m.urls) < maxURLs {
+	if len(m.urls) < maxURLs && len(raw) <= maxURLLen {
 		if m.urls == nil {
 			m.urls = map[string]string{}
 		}

@@ -35,44 +35,56 @@ var errLayout = errors.New("not in the layout Write produces")
 
 // extent is one interaction's bytes in a cassette file.
 type extent struct {
-	off, end int64 // the bytes, from the item's "    - " to its last newline
-	line     int   // the item's first line, from 1
-	id       int   // from the item's first line, "    - id: N"
-	hasID    bool
+	off, end int64  // the bytes, from the item's "    - " to its last newline
+	line     int    // the item's first line, from 1
 	key      string // the stored agentvcr_key, "" if none
 }
 
 const (
-	layoutHead   = "version: 2\ninteractions:\n"
-	layoutEmpty  = "version: 2\ninteractions: []\n"
 	itemPrefix   = "    - "
 	fieldPrefix  = "      "
 	keyLinePlain = fieldPrefix + "agentvcr_key: "
-	idLinePrefix = itemPrefix + "id: "
 )
 
 // split cuts a cassette into its interactions' spans, reading it once
 // and keeping nothing but the spans. It returns errLayout when the file
 // is not in Write's layout.
+//
+// A line that starts an item is the start of an interaction only where
+// no scalar goes on over it: split follows literal blocks, and refuses a
+// quoted scalar that does not end on its line (yaml.v3 reads one on, at
+// any indentation, so that an interaction could hide in another's body)
+// and any flow collection but {} and [].
 func split(r io.Reader) ([]extent, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	var spans []extent
 	var off int64
+	var long []byte // a whole line longer than the reader's buffer
+	literal := -1   // in a literal block: the column its content is deeper than
 	line := 0
 	for {
-		// Only a line's start matters: a long line is read in pieces.
 		piece, err := br.ReadSlice('\n')
 		start := off
 		off += int64(len(piece))
-		// The piece is the reader's buffer until the next read. Of a
-		// line longer than head, the checks below that want a whole
-		// line fail, as it has no newline.
+		// The piece is the reader's buffer until the next read: keep
+		// its start, and all of a line that is not a literal's content.
 		var buf [128]byte
 		head := buf[:copy(buf[:], piece)]
-		for errors.Is(err, bufio.ErrBufferFull) {
-			var more []byte
-			more, err = br.ReadSlice('\n')
-			off += int64(len(more))
+		indent := countSpaces(head)
+		blank := indent == len(head)-1 && len(head) > 0 && head[len(head)-1] == '\n'
+		content := literal >= 0 && (blank || indent > literal)
+		whole := piece
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], piece...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				var more []byte
+				more, err = br.ReadSlice('\n')
+				off += int64(len(more))
+				if !content {
+					long = append(long, more...)
+				}
+			}
+			whole = long
 		}
 		if err == io.EOF {
 			if off > start {
@@ -84,11 +96,16 @@ func split(r io.Reader) ([]extent, error) {
 			return nil, err
 		}
 		line++
+		if content {
+			continue
+		}
+		literal = -1
 		switch {
 		case line == 1:
 			if string(head) != "version: 2\n" {
 				return nil, errLayout
 			}
+			continue
 		case line == 2:
 			switch string(head) {
 			case "interactions:\n":
@@ -100,27 +117,23 @@ func split(r io.Reader) ([]extent, error) {
 			default:
 				return nil, errLayout
 			}
+			continue
 		case bytes.HasPrefix(head, []byte(itemPrefix)):
 			if n := len(spans); n > 0 {
 				spans[n-1].end = start
 			}
-			s := extent{off: start, line: line}
-			if rest, ok := bytes.CutPrefix(head, []byte(idLinePrefix)); ok {
-				s.id, s.hasID = plainInt(bytes.TrimSuffix(rest, []byte("\n")))
-			}
-			spans = append(spans, s)
-		case len(spans) == 0:
+			spans = append(spans, extent{off: start, line: line})
+		case len(spans) == 0 || !bytes.HasPrefix(head, []byte(fieldPrefix)):
 			return nil, errLayout
-		case bytes.HasPrefix(head, []byte(fieldPrefix)):
-			if rest, ok := bytes.CutPrefix(head, []byte(keyLinePlain)); ok {
-				s := &spans[len(spans)-1]
-				if s.key != "" {
-					return nil, errLayout
-				}
-				s.key = storedKey(bytes.TrimSuffix(rest, []byte("\n")))
+		case bytes.HasPrefix(head, []byte(keyLinePlain)):
+			s := &spans[len(spans)-1]
+			if s.key != "" {
+				return nil, errLayout
 			}
-		case len(bytes.TrimLeft(head, " ")) == 1: // a blank line, in a literal
-		default:
+			s.key = storedKey(bytes.TrimSuffix(whole[len(keyLinePlain):], []byte("\n")))
+		}
+		var ok bool
+		if literal, ok = lexLine(bytes.TrimSuffix(whole, []byte("\n"))); !ok {
 			return nil, errLayout
 		}
 	}
@@ -133,6 +146,101 @@ func split(r io.Reader) ([]extent, error) {
 		return nil, errLayout // "interactions:" and nothing
 	}
 	return spans, nil
+}
+
+func countSpaces(b []byte) int {
+	n := 0
+	for n < len(b) && b[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+// lexLine checks a line of an interaction that is not a literal's
+// content, as Write writes them: an indentation, maybe "- ", then a key
+// and its value or a scalar alone. It returns, if the line starts a
+// literal block, the column its content must be deeper than, else -1;
+// ok is false for a line split does not read, such as a quoted scalar
+// that goes on to the next line.
+func lexLine(l []byte) (literal int, ok bool) {
+	col := countSpaces(l)
+	t := l[col:]
+	rest, isItem := bytes.CutPrefix(t, []byte("- "))
+	if isItem {
+		if len(rest) > 0 && rest[0] == '|' {
+			return col, true // a literal item: deeper than its dash
+		}
+		col += 2
+		t = rest
+	}
+	if len(t) == 0 {
+		return -1, false
+	}
+	value := t
+	switch t[0] {
+	case '\'', '"':
+		after, ok := quotedEnd(t)
+		if !ok {
+			return -1, false
+		}
+		if len(after) == 0 {
+			return -1, true // a quoted scalar alone
+		}
+		if !bytes.HasPrefix(after, []byte(": ")) && string(after) != ":" {
+			return -1, false
+		}
+		value = bytes.TrimPrefix(after[1:], []byte(" "))
+	case '#', '\t', '-', '?', ':', '{', '[', '&', '*', '!', '|', '>', '%', '@', '`':
+		return -1, false
+	default:
+		if i := bytes.Index(t, []byte(": ")); i >= 0 {
+			value = t[i+2:]
+		} else if t[len(t)-1] == ':' {
+			value = nil
+		} else {
+			return -1, true // a plain scalar alone
+		}
+	}
+	if len(value) == 0 {
+		return -1, true
+	}
+	switch value[0] {
+	case '\'', '"':
+		after, ok := quotedEnd(value)
+		return -1, ok && len(after) == 0
+	case '|':
+		return col, true
+	case '{', '[':
+		return -1, string(value) == "{}" || string(value) == "[]"
+	case '>', '&', '*', '!', '#', '\t':
+		return -1, false
+	}
+	return -1, true
+}
+
+// quotedEnd returns what follows the quoted scalar t starts with, or false
+// if it does not end in t.
+func quotedEnd(t []byte) ([]byte, bool) {
+	q := t[0]
+	for i := 1; i < len(t); {
+		j := bytes.IndexByte(t[i:], q)
+		if q == '"' {
+			if k := bytes.IndexByte(t[i:], '\\'); k >= 0 && (j < 0 || k < j) {
+				i += k + 2 // an escape: the next byte is not the end
+				continue
+			}
+		}
+		if j < 0 {
+			return nil, false
+		}
+		i += j
+		if q == '\'' && i+1 < len(t) && t[i+1] == '\'' {
+			i += 2 // a quote, doubled
+			continue
+		}
+		return t[i+1:], true
+	}
+	return nil, false
 }
 
 // storedKey reads a key as Write stores it: 32 hex digits, plain or, when
@@ -204,7 +312,7 @@ func printable(b []byte) bool {
 				continue
 			}
 			r, n := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError || r == 0x85 || r < 0xa0 || r == 0x2028 || r == 0x2029 ||
+			if r == utf8.RuneError && n == 1 || r == 0x85 || r < 0xa0 || r == 0x2028 || r == 0x2029 ||
 				0xd800 <= r && r <= 0xdfff || r == 0xfeff || r == 0xfffe || r == 0xffff {
 				return false
 			}
@@ -742,7 +850,7 @@ func unescape(s, b []byte) ([]byte, int, bool) {
 		r = '\r'
 	case 'e':
 		r = 0x1b
-	case ' ', '"', '/', '\\':
+	case ' ', '"', '\\':
 		r = rune(b[0])
 	case 'N':
 		r = 0x85

@@ -25,7 +25,7 @@ var trickyStrings = []string{
 	" leading", "trailing ", "  ", "a  b", "back\\slash", "tab\there", "cr\rhere", "crlf\r\nline",
 	"line\n", "line", "two\nlines", "two\nlines\n", "trail\n\n", "trail\n\n\n", "\n", "\n\n", "\nlead", "  indented\nnext",
 	"event: a\ndata: {\"x\":1}\n\n", "spaces \nbefore break\n", "a\n  deeper\nback\n", "a\n\n\nb",
-	"café ☕ 😀", "nel\u0085x", "ls\u2028x", "nbsp\u00a0x", "bom\ufeffx", "ctl\x01x", "del\x7fx", "\xff\xfe bad utf8",
+	"café ☕ 😀", "caf\ufffd", "nel\u0085x", "ls\u2028x", "nbsp\u00a0x", "bom\ufeffx", "ctl\x01x", "del\x7fx", "\xff\xfe bad utf8",
 	strings.Repeat("long ", 400), strings.Repeat("x", 2000) + "\n" + strings.Repeat("y", 2000),
 	"--- \n...\n", "a: b\n- c\n", "|\n>", "'", "\"", "\\", "a'b", "a\"b",
 }
@@ -141,6 +141,7 @@ func TestLayoutReadsWhatYAMLReads(t *testing.T) {
 		{"chunk past the body", []byte("version: 2\ninteractions:\n    - id: 0\n      request:\n        url: https://x\n        method: GET\n      response:\n        body: abc\n      agentvcr_chunks:\n        - end: 4\n          after_ms: 0\n"), true},
 		{"no newline at the end", []byte("version: 2\ninteractions:\n    - id: 0\n      request:\n        url: https://x\n        method: GET"), false},
 		{"comment", []byte("version: 2\ninteractions:\n    - id: 0 # first\n      request:\n        url: https://x\n        method: GET\n"), false},
+		{"an escaped slash, which yaml.v3 refuses", []byte("version: 2\ninteractions:\n    - id: 0\n      request:\n        url: https://x\n        method: GET\n        body: \"a\\/b\"\n"), false},
 		{"repeated key", []byte("version: 2\ninteractions:\n    - id: 0\n      request:\n        url: https://x\n        url: https://y\n        method: GET\n"), false},
 	}
 	for _, tt := range tests {
