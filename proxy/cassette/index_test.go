@@ -281,3 +281,48 @@ func TestOpenServesNoHiddenInteraction(t *testing.T) {
 		t.Fatalf("Open serves an interaction yaml.v3 does not see: %+v, %v", in, err)
 	}
 }
+
+// FuzzOpenMatchesYAML mutates written cassettes: where yaml.v3 reads one,
+// an index made by Open must hold as many interactions and serve each
+// request what an index of yaml.v3's interactions serves.
+func FuzzOpenMatchesYAML(f *testing.F) {
+	f.Add(written(f, streamCassette(3)))
+	for _, in := range trickyCassette().Interactions[:12] {
+		f.Add(written(f, &Cassette{Interactions: []*Interaction{in, streamCassette(1).Interactions[0]}}))
+	}
+	m := &Matcher{}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, err := Decode(bytes.NewReader(data), "c.yaml")
+		if err != nil || len(want.Interactions) == 0 {
+			return // Open may serve the readable part of a broken cassette
+		}
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		x, err := Open(m, path)
+		if err != nil {
+			t.Fatalf("yaml.v3 reads the cassette; Open fails: %v", err)
+		}
+		if x.Len() != len(want.Interactions) {
+			t.Fatalf("Open indexes %d interactions; yaml.v3 reads %d", x.Len(), len(want.Interactions))
+		}
+		whole := NewIndex()
+		for _, in := range want.Interactions {
+			whole.Add(m, in)
+		}
+		seen := map[string]bool{}
+		for _, in := range want.Interactions {
+			key := m.Key(&in.Request)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			w, _, _ := whole.Next(key)
+			g, ok, err := x.Next(key)
+			if err != nil || !ok || g.ID != w.ID || g.Response.Body != w.Response.Body || !reflect.DeepEqual(g.Chunks, w.Chunks) {
+				t.Fatalf("request of interaction %d: Open serves %+v (%v, %v); yaml.v3's index %d", in.ID, g, ok, err, w.ID)
+			}
+		}
+	})
+}
