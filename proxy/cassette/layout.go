@@ -61,18 +61,22 @@ func split(r io.Reader) ([]extent, error) {
 	var off int64
 	var long []byte // a whole line longer than the reader's buffer
 	literal := -1   // in a literal block: the column its content is deeper than
+	var buf [128]byte
 	line := 0
 	for {
 		piece, err := br.ReadSlice('\n')
 		start := off
 		off += int64(len(piece))
+		indent := countSpaces(piece)
+		blank := indent == len(piece)-1 && piece[indent] == '\n'
+		content := literal >= 0 && (blank || indent > literal)
+		if content && err == nil {
+			line++
+			continue // most lines: a literal's, read no further
+		}
 		// The piece is the reader's buffer until the next read: keep
 		// its start, and all of a line that is not a literal's content.
-		var buf [128]byte
 		head := buf[:copy(buf[:], piece)]
-		indent := countSpaces(head)
-		blank := indent == len(head)-1 && len(head) > 0 && head[len(head)-1] == '\n'
-		content := literal >= 0 && (blank || indent > literal)
 		whole := piece
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], piece...)
