@@ -168,11 +168,9 @@ func TestOpenNamesABrokenInteraction(t *testing.T) {
 	}
 }
 
-// TestOpenKeepsTheCassetteItIndexed writes another cassette over the file
-// after Open: the index serves the one it indexed.
-func TestOpenKeepsTheCassetteItIndexed(t *testing.T) {
-	m := &Matcher{}
-	c := streamCassette(2)
+// openWritten writes c and opens it with m.
+func openWritten(t *testing.T, m *Matcher, c *Cassette) (*Index, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "model.yaml")
 	if err := c.Write(path); err != nil {
 		t.Fatal(err)
@@ -181,6 +179,15 @@ func TestOpenKeepsTheCassetteItIndexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, path
+}
+
+// TestOpenKeepsTheCassetteItIndexed writes another cassette over the file
+// after Open: the index serves the one it indexed.
+func TestOpenKeepsTheCassetteItIndexed(t *testing.T) {
+	m := &Matcher{}
+	c := streamCassette(2)
+	x, path := openWritten(t, m, c)
 	other := streamCassette(2)
 	other.Interactions[0], other.Interactions[1] = other.Interactions[1], other.Interactions[0]
 	for _, in := range other.Interactions {
@@ -231,14 +238,7 @@ func TestOpenAfterAFailedWholeRead(t *testing.T) {
 func TestOpenReadsWhileAMissReadsWhole(t *testing.T) {
 	m := &Matcher{}
 	c := streamCassette(2)
-	path := filepath.Join(t.TempDir(), "model.yaml")
-	if err := c.Write(path); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(m, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, _ := openWritten(t, m, c)
 	x.mu.Lock()
 	e, file := x.byKey[m.Key(&c.Interactions[0].Request)][0], x.file // what Next holds when it unlocks
 	x.mu.Unlock()

@@ -568,19 +568,25 @@ func isSpaces(b []byte) bool {
 	return true
 }
 
+// proto reads one of the protocol fields a request and a response share.
+func (d *spanDecoder) proto(key string, rest []byte, indent int, proto *string, major, minor *int) bool {
+	var ok bool
+	switch key {
+	case "proto":
+		return d.str(proto, rest, indent)
+	case "proto_major":
+		*major, ok = plainInt(rest)
+	default:
+		*minor, ok = plainInt(rest)
+	}
+	return ok
+}
+
 func (d *spanDecoder) request(r *Request, parent int) bool {
 	return d.mapping(parent, func(key, rest []byte, indent int) bool {
 		switch string(key) {
-		case "proto":
-			return d.str(&r.Proto, rest, indent)
-		case "proto_major":
-			var ok bool
-			r.ProtoMajor, ok = plainInt(rest)
-			return ok
-		case "proto_minor":
-			var ok bool
-			r.ProtoMinor, ok = plainInt(rest)
-			return ok
+		case "proto", "proto_major", "proto_minor":
+			return d.proto(string(key), rest, indent, &r.Proto, &r.ProtoMajor, &r.ProtoMinor)
 		case "host":
 			return d.str(&r.Host, rest, indent)
 		case "body":
@@ -605,16 +611,8 @@ func (d *spanDecoder) request(r *Request, parent int) bool {
 func (d *spanDecoder) response(r *Response, parent int) bool {
 	return d.mapping(parent, func(key, rest []byte, indent int) bool {
 		switch string(key) {
-		case "proto":
-			return d.str(&r.Proto, rest, indent)
-		case "proto_major":
-			var ok bool
-			r.ProtoMajor, ok = plainInt(rest)
-			return ok
-		case "proto_minor":
-			var ok bool
-			r.ProtoMinor, ok = plainInt(rest)
-			return ok
+		case "proto", "proto_major", "proto_minor":
+			return d.proto(string(key), rest, indent, &r.Proto, &r.ProtoMajor, &r.ProtoMinor)
 		case "body":
 			return d.str(&r.Body, rest, indent)
 		case "headers":
