@@ -1,16 +1,19 @@
 package cassette
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+	"gopkg.in/yaml.v3"
 )
 
 func req(method, rawURL, body string, headers ...string) Request {
@@ -274,5 +277,44 @@ func TestPruneByAStaleUsedFileChangesNothing(t *testing.T) {
 	removed, err := Prune(dir, map[string]map[int]bool{"a": {0: true}}, false)
 	if err != nil || removed["a"] != 1 {
 		t.Fatalf("prune by the right ids: %v %v", removed, err)
+	}
+}
+
+// TestWriteReadsBack writes an interaction per tricky string, the string
+// in every place a string goes, and reads the cassette back: every
+// interaction must be as it was written.
+func TestWriteReadsBack(t *testing.T) {
+	c := trickyCassette()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := c.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range c.Interactions {
+		if got := back.Interactions[i]; !reflect.DeepEqual(got, in) {
+			t.Errorf("%q does not read back:\n got %#v\nwant %#v", trickyStrings[i], got, in)
+		}
+	}
+}
+
+// TestWriteIsYAMLs checks that a cassette with no text that needs
+// quoting is written byte for byte as yaml.v3 writes it, so that a
+// cassette written again does not change.
+func TestWriteIsYAMLs(t *testing.T) {
+	c := streamCassette(3)
+	c.Version = FormatVersion
+	got, err := marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("written:\n%s\nyaml.v3:\n%s", got, want)
 	}
 }

@@ -32,17 +32,7 @@ func TestOpenServesWhatLoadServes(t *testing.T) {
 	m := &Matcher{}
 	dup := streamCassette(3)
 	dup.Interactions[2].Request = dup.Interactions[0].Request // a request made twice
-	tricky := trickyCassette()
-	readable := tricky.Interactions[:0]
-	for _, in := range tricky.Interactions {
-		// yaml.v3 cannot read back a header's value of many lines that
-		// starts with a space or a newline, as it writes it.
-		if s := in.Request.Body; !strings.Contains(s, "\n") || s[0] != ' ' && s[0] != '\n' {
-			readable = append(readable, in)
-		}
-	}
-	tricky.Interactions = readable
-	tests := map[string]*Cassette{"streams": streamCassette(20), "a repeated request": dup, "tricky": tricky}
+	tests := map[string]*Cassette{"streams": streamCassette(20), "a repeated request": dup, "tricky": trickyCassette()}
 	for name, c := range tests {
 		t.Run(name, func(t *testing.T) {
 			for _, in := range c.Interactions {
