@@ -148,7 +148,7 @@ func BenchmarkReplayScale(b *testing.B) {
 				s.start = st
 			}
 		}
-		s.stop = startPinned(b, &s.served, scaleRoleEnv+"="+dir, scaleServeEnv+"=1")
+		s.stop, _ = startPinned(b, &s.served, scaleRoleEnv+"="+dir, scaleServeEnv+"=1")
 	}
 	for range 5 {
 		for i, n := range sizes {

@@ -59,6 +59,8 @@ type loadServer struct {
 	// exchanges, when mitmdump is installed.
 	Mitm   string
 	MitmCA []byte
+
+	pid int // the server's process, whose CPU time is measured
 }
 
 // serveLoad is the server side: a local TLS upstream, and agentvcr's
@@ -214,7 +216,7 @@ func trusting(proxyURL string, ca []byte) *http.Client {
 func startLoadServer(b *testing.B) *loadServer {
 	b.Helper()
 	var ls loadServer
-	startPinned(b, &ls, serverRoleEnv+"=1")
+	_, ls.pid = startPinned(b, &ls, serverRoleEnv+"=1")
 	return &ls
 }
 
@@ -223,7 +225,7 @@ func startLoadServer(b *testing.B) *loadServer {
 // process to the other cores until the benchmark ends. The child serves
 // until its stdin closes; what it prints then, the returned function
 // reads.
-func startPinned(b *testing.B, v any, env ...string) (stop func() string) {
+func startPinned(b *testing.B, v any, env ...string) (stop func() string, pid int) {
 	b.Helper()
 	cores := runtime.NumCPU()
 	if cores < 2 {
@@ -260,6 +262,7 @@ func startPinned(b *testing.B, v any, env ...string) (stop func() string) {
 		return last
 	}
 	b.Cleanup(func() { stop() })
+	pid = cmd.Process.Pid
 	line, err := out.ReadString('\n')
 	if err != nil {
 		b.Fatalf("the load server said nothing: %v", err)
@@ -275,7 +278,29 @@ func startPinned(b *testing.B, v any, env ...string) (stop func() string) {
 		runtime.GOMAXPROCS(procs)
 		exec.Command("taskset", "-a", "-p", "-c", "0-"+strconv.Itoa(cores-1), strconv.Itoa(os.Getpid())).Run()
 	})
-	return stop
+	return stop, pid
+}
+
+// cpuOf returns the CPU time the process pid has run for, the sum over
+// its threads of /proc's schedstat: unlike the wall clock, it does not
+// count the time the machine gave to others.
+func cpuOf(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		b.Fatalf("no schedstat for process %d: %v", pid, err)
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended
+		}
+		var ns int64
+		fmt.Sscan(string(raw), &ns)
+		total += time.Duration(ns)
+	}
+	return total
 }
 
 // fetch posts a request and reads the whole answer.
@@ -346,7 +371,10 @@ func rate(b *testing.B, client func() *http.Client, u string, body func(n int64)
 // through the proxy replaying it, interleaved three times. The server
 // side (upstream and proxy) runs pinned to one core and the client to the
 // other (taskset). It reports the median requests per second of each and
-// the ratio replay/direct (target >= 0.8), with the ratio's range.
+// the ratio replay/direct (target >= 0.8), with the ratio's range, and
+// cpu-ratio: the server's CPU time per request direct over replay, read
+// from /proc, which a machine that gives its cores to others for a while
+// does not move as it moves req/s.
 // mitmproxy's server replay is the other baseline; the benchmark says
 // when mitmdump is absent.
 //
@@ -363,11 +391,19 @@ func BenchmarkReplayThroughput(b *testing.B) {
 		for _, c := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", body.name, c), func(b *testing.B) {
 				u := ls.Upstream + body.path
-				var d, r, m, ratio, overMitm []float64
+				var d, r, m, ratio, overMitm, cpuRatio []float64
+				// perRequest runs the load, and returns its req/s and
+				// the server's CPU time per request.
+				perRequest := func(client func() *http.Client) (float64, time.Duration) {
+					before := cpuOf(b, ls.pid)
+					rps := rate(b, client, u, same, c, 1500*time.Millisecond)
+					return rps, time.Duration(float64(cpuOf(b, ls.pid)-before) / (rps * 1.5))
+				}
 				for range 3 {
-					dr := rate(b, direct, u, same, c, 1500*time.Millisecond)
-					rr := rate(b, replay, u, same, c, 1500*time.Millisecond)
+					dr, dcpu := perRequest(direct)
+					rr, rcpu := perRequest(replay)
 					d, r, ratio = append(d, dr), append(r, rr), append(ratio, rr/dr)
+					cpuRatio = append(cpuRatio, float64(dcpu)/float64(rcpu))
 					if ls.Mitm != "" {
 						mr := rate(b, mitm, u, same, c, 1500*time.Millisecond)
 						m, overMitm = append(m, mr), append(overMitm, rr/mr)
@@ -378,6 +414,7 @@ func BenchmarkReplayThroughput(b *testing.B) {
 				b.ReportMetric(median(ratio), "ratio")
 				b.ReportMetric(slices.Min(ratio), "ratio-min")
 				b.ReportMetric(slices.Max(ratio), "ratio-max")
+				b.ReportMetric(median(cpuRatio), "cpu-ratio")
 				if ls.Mitm != "" {
 					b.ReportMetric(median(m), "mitmproxy-req/s")
 					b.ReportMetric(median(overMitm), "x-mitmproxy")
