@@ -241,34 +241,42 @@ func TestOpenReadsWhileAMissReadsWhole(t *testing.T) {
 }
 
 // TestOpenServesNoHiddenInteraction hides an interaction in another's
-// body, a double-quoted scalar that goes on over lines that look like an
+// text, a double-quoted scalar that goes on over lines that look like an
 // interaction: yaml.v3 reads one interaction, and so must Open.
 func TestOpenServesNoHiddenInteraction(t *testing.T) {
 	m := &Matcher{}
 	hidden := Request{Method: "GET", URL: "https://evil.test/", Host: "h"}
 	real := Request{Method: "GET", URL: "https://x.test/"}
-	text := "version: 2\ninteractions:\n" +
+	first := "version: 2\ninteractions:\n" +
 		"    - id: 0\n      agentvcr_key: " + m.Key(&real) + "\n      request:\n        url: https://x.test/\n        method: GET\n" +
-		"      response:\n        code: 200\n        body: \"start\n" +
-		"    - id: 1\n      agentvcr_key: " + m.Key(&hidden) + "\n      request:\n        url: https://evil.test/\n        host: h\n" +
+		"      response:\n        code: 200\n        body: |\n            hello\n"
+	rest := "    - id: 1\n      agentvcr_key: " + m.Key(&hidden) + "\n      request:\n        url: https://evil.test/\n        host: h\n" +
 		"        method: GET\n      response:\n        code: 201\n        status: end\"\n"
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
+	tests := map[string]string{
+		"in a body":                        strings.Replace(first, "body: |\n            hello\n", "body: \"start\n", 1) + rest,
+		"in a chunk's field yaml.v3 skips": first + "      agentvcr_chunks:\n        - end: 5\n          after_ms: 0\n          x: \"start\n" + rest,
 	}
-	c, err := Decode(strings.NewReader(text), path)
-	if err != nil || len(c.Interactions) != 1 {
-		t.Fatalf("yaml.v3 reads %v, %v; the test wants one interaction", c, err)
-	}
-	x, err := Open(m, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x.Len() != 1 {
-		t.Errorf("Open indexes %d interactions; yaml.v3 reads 1", x.Len())
-	}
-	if in, ok, err := x.Next(m.Key(&hidden)); ok || err != nil {
-		t.Fatalf("Open serves an interaction yaml.v3 does not see: %+v, %v", in, err)
+	for name, text := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Decode(strings.NewReader(text), path)
+			if err != nil || len(c.Interactions) != 1 {
+				t.Fatalf("yaml.v3 reads %v, %v; the test wants one interaction", c, err)
+			}
+			x, err := Open(m, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Len() != 1 {
+				t.Errorf("Open indexes %d interactions; yaml.v3 reads 1", x.Len())
+			}
+			if in, ok, err := x.Next(m.Key(&hidden)); ok || err != nil {
+				t.Fatalf("Open serves an interaction yaml.v3 does not see: %+v, %v", in, err)
+			}
+		})
 	}
 }
 

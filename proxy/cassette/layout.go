@@ -70,9 +70,14 @@ func split(r io.Reader) ([]extent, error) {
 		indent := countSpaces(piece)
 		blank := indent == len(piece)-1 && piece[indent] == '\n'
 		content := literal >= 0 && (blank || indent > literal)
-		if content && err == nil {
+		if err == nil && content {
 			line++
 			continue // most lines: a literal's, read no further
+		}
+		if err == nil && len(spans) > 0 && chunkLine(piece, indent) {
+			line++
+			literal = -1 // a literal, if any, ended above it
+			continue
 		}
 		// The piece is the reader's buffer until the next read: keep
 		// its start, and all of a line that is not a literal's content.
@@ -150,6 +155,30 @@ func split(r io.Reader) ([]extent, error) {
 		return nil, errLayout // "interactions:" and nothing
 	}
 	return spans, nil
+}
+
+// chunkLine reports whether l, indented by indent, is a line of a chunk
+// as Write writes it ("- end: N" or "after_ms: N"), which starts nothing
+// that goes on to the next line.
+func chunkLine(l []byte, indent int) bool {
+	if indent < len(itemPrefix) {
+		return false
+	}
+	t, ok := bytes.CutPrefix(l[indent:], []byte("- end: "))
+	if !ok {
+		if t, ok = bytes.CutPrefix(l[indent:], []byte("after_ms: ")); !ok {
+			return false
+		}
+	}
+	if len(t) < 2 || t[len(t)-1] != '\n' {
+		return false
+	}
+	for _, c := range t[:len(t)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func countSpaces(b []byte) int {
