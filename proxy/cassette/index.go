@@ -15,7 +15,8 @@ import (
 // concurrent use.
 //
 // An index made by Open holds only the keys and where each interaction
-// is in its file, and reads an interaction when it is first served.
+// is in its file, and reads an interaction when it serves it, keeping up
+// to 16 MB of them decoded.
 type Index struct {
 	mu    sync.Mutex
 	byKey map[string][]*entry
