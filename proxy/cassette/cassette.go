@@ -173,7 +173,7 @@ func (c *Cassette) Save(name string) error {
 	for _, in := range c.Interactions {
 		Redact(in)
 	}
-	b, err := marshal(c)
+	b, err := yaml.Marshal(encodeCassette(c))
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", name, err)
 	}
@@ -190,7 +190,7 @@ func (c *Cassette) Save(name string) error {
 // interactions (Write) costs no more than its encoding.
 func Prepare(in *Interaction) error {
 	Redact(in)
-	b, err := marshal(in)
+	b, err := yaml.Marshal(encodeInteraction(in))
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func Prepare(in *Interaction) error {
 // named file atomically, mode 0600.
 func (c *Cassette) Write(name string) error {
 	c.Version = FormatVersion
-	b, err := marshal(c)
+	b, err := yaml.Marshal(encodeCassette(c))
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", name, err)
 	}

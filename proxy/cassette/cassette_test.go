@@ -306,7 +306,7 @@ func TestWriteReadsBack(t *testing.T) {
 func TestWriteIsYAMLs(t *testing.T) {
 	c := streamCassette(3)
 	c.Version = FormatVersion
-	got, err := marshal(c)
+	got, err := yaml.Marshal(encodeCassette(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,20 +14,14 @@ import (
 // yaml.v3 writes them, with every text a text: which marshals as itself,
 // but for those, which it writes double-quoted, read back as they were.
 
-// marshal encodes a *Cassette or an *Interaction as yaml.v3 would, but
-// for those texts.
-func marshal(v any) ([]byte, error) {
-	switch v := v.(type) {
-	case *Cassette:
-		c := encodedCassette{Version: v.Version, Interactions: make([]*encodedInteraction, len(v.Interactions))}
-		for i, in := range v.Interactions {
-			c.Interactions[i] = encodeInteraction(in)
-		}
-		return yaml.Marshal(&c)
-	case *Interaction:
-		return yaml.Marshal(encodeInteraction(v))
+// encodeCassette is c in the types below, for yaml.Marshal; so is
+// encodeInteraction for one interaction.
+func encodeCassette(c *Cassette) *encodedCassette {
+	e := &encodedCassette{Version: c.Version, Interactions: make([]*encodedInteraction, len(c.Interactions))}
+	for i, in := range c.Interactions {
+		e.Interactions[i] = encodeInteraction(in)
 	}
-	return yaml.Marshal(v)
+	return e
 }
 
 type text string

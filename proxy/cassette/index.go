@@ -1,7 +1,6 @@
 package cassette
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -171,16 +170,9 @@ func (x *Index) Next(key string) (*Interaction, bool, error) {
 		if list = x.byKey[key]; len(list) == 0 {
 			return nil, false, nil
 		}
-		i := min(x.next[key], len(list)-1)
-		if i < len(list)-1 {
-			x.next[key] = i + 1
-		}
-		return list[i].in, true, nil
+		return list[x.take(key, list)].in, true, nil
 	}
-	i := min(x.next[key], len(list)-1)
-	if i < len(list)-1 {
-		x.next[key] = i + 1
-	}
+	i := x.take(key, list)
 	e, file, verified := list[i], x.file, list[i].verified
 	if e.in != nil || file == nil {
 		x.mu.Unlock()
@@ -218,11 +210,18 @@ func (x *Index) Next(key string) (*Interaction, bool, error) {
 	if len(list) == 0 {
 		return nil, false, nil
 	}
-	i = min(i, len(list)-1)
+	return list[x.take(key, list)].in, true, nil
+}
+
+// take returns the place in list, key's recordings, of the one to serve
+// now, and moves key's turn on: recorded order, then the last again. The
+// lock is held.
+func (x *Index) take(key string, list []*entry) int {
+	i := min(x.next[key], len(list)-1)
 	if i < len(list)-1 {
 		x.next[key] = i + 1
 	}
-	return list[i].in, true, nil
+	return i
 }
 
 // read decodes an entry from the file, and checks it as Load does.
@@ -298,36 +297,4 @@ func (x *Index) Nearest(parts []Part) (Miss, error) {
 		}
 	}
 	return best, nil
-}
-
-// decode reads a cassette's bytes: by the fast path when they are in
-// Write's layout, by yaml.v3 when not.
-func decode(b []byte, name string) (*Cassette, error) {
-	c, err := decodeLayout(b, name)
-	if errors.Is(err, errLayout) {
-		return Decode(bytes.NewReader(b), name)
-	}
-	return c, err
-}
-
-// decodeLayout reads a cassette in Write's layout, or returns errLayout.
-func decodeLayout(b []byte, name string) (*Cassette, error) {
-	exts, err := split(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	c := &Cassette{Version: FormatVersion, Interactions: make([]*Interaction, 0, len(exts))}
-	for _, e := range exts {
-		in, err := decodeSpan(b[e.off:e.end])
-		if err != nil {
-			return nil, err
-		}
-		c.Interactions = append(c.Interactions, in)
-	}
-	for i, in := range c.Interactions {
-		if err := check(name, i, exts[i].line, in); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
 }

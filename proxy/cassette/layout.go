@@ -61,7 +61,6 @@ func split(r io.Reader) ([]extent, error) {
 	var off int64
 	var long []byte // a whole line longer than the reader's buffer
 	literal := -1   // in a literal block: the column its content is deeper than
-	var buf [128]byte
 	line := 0
 	for {
 		piece, err := br.ReadSlice('\n')
@@ -79,9 +78,9 @@ func split(r io.Reader) ([]extent, error) {
 			literal = -1 // a literal, if any, ended above it
 			continue
 		}
-		// The piece is the reader's buffer until the next read: keep
-		// its start, and all of a line that is not a literal's content.
-		head := buf[:copy(buf[:], piece)]
+		// The piece is the reader's buffer, good until the next read:
+		// a line longer than the buffer is gathered whole, unless it is
+		// a literal's content.
 		whole := piece
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], piece...)
@@ -111,12 +110,12 @@ func split(r io.Reader) ([]extent, error) {
 		literal = -1
 		switch {
 		case line == 1:
-			if string(head) != "version: 2\n" {
+			if string(whole) != "version: 2\n" {
 				return nil, errLayout
 			}
 			continue
 		case line == 2:
-			switch string(head) {
+			switch string(whole) {
 			case "interactions:\n":
 			case "interactions: []\n":
 				if _, err := br.ReadByte(); err != io.EOF {
@@ -127,14 +126,14 @@ func split(r io.Reader) ([]extent, error) {
 				return nil, errLayout
 			}
 			continue
-		case bytes.HasPrefix(head, []byte(itemPrefix)):
+		case bytes.HasPrefix(whole, []byte(itemPrefix)):
 			if n := len(spans); n > 0 {
 				spans[n-1].end = start
 			}
 			spans = append(spans, extent{off: start, line: line})
-		case len(spans) == 0 || !bytes.HasPrefix(head, []byte(fieldPrefix)):
+		case len(spans) == 0 || !bytes.HasPrefix(whole, []byte(fieldPrefix)):
 			return nil, errLayout
-		case bytes.HasPrefix(head, []byte(keyLinePlain)):
+		case bytes.HasPrefix(whole, []byte(keyLinePlain)):
 			s := &spans[len(spans)-1]
 			if s.key != "" {
 				return nil, errLayout
@@ -276,6 +275,38 @@ func quotedEnd(t []byte) ([]byte, bool) {
 	return nil, false
 }
 
+// decode reads a cassette's bytes: by the fast path when they are in
+// Write's layout, by yaml.v3 when not.
+func decode(b []byte, name string) (*Cassette, error) {
+	c, err := decodeLayout(b, name)
+	if errors.Is(err, errLayout) {
+		return Decode(bytes.NewReader(b), name)
+	}
+	return c, err
+}
+
+// decodeLayout reads a cassette in Write's layout, or returns errLayout.
+func decodeLayout(b []byte, name string) (*Cassette, error) {
+	exts, err := split(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	c := &Cassette{Version: FormatVersion, Interactions: make([]*Interaction, 0, len(exts))}
+	for _, e := range exts {
+		in, err := decodeSpan(b[e.off:e.end])
+		if err != nil {
+			return nil, err
+		}
+		c.Interactions = append(c.Interactions, in)
+	}
+	for i, in := range c.Interactions {
+		if err := check(name, i, exts[i].line, in); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // storedKey reads a key as Write stores it: 32 hex digits, plain or, when
 // they would read as a number, quoted.
 func storedKey(b []byte) string {
@@ -401,10 +432,7 @@ func (d *spanDecoder) peek() (indent int, text []byte, ok bool) {
 		return 0, nil, false
 	}
 	l := d.line()
-	n := 0
-	for n < len(l) && l[n] == ' ' {
-		n++
-	}
+	n := countSpaces(l)
 	return n, l[n:], true
 }
 
@@ -568,7 +596,7 @@ func (d *spanDecoder) chunk(rest []byte, indent int) (Chunk, bool) {
 		return Chunk{}, false
 	}
 	l := d.line()
-	if len(l) < indent+2 || !isSpaces(l[:indent+2]) {
+	if len(l) < indent+2 || countSpaces(l[:indent+2]) != indent+2 {
 		return Chunk{}, false
 	}
 	v, ok = bytes.CutPrefix(l[indent+2:], []byte("after_ms: "))
@@ -586,15 +614,6 @@ func (d *spanDecoder) chunk(rest []byte, indent int) (Chunk, bool) {
 		return Chunk{}, false
 	}
 	return Chunk{End: end, After: int64(after)}, true
-}
-
-func isSpaces(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' {
-			return false
-		}
-	}
-	return true
 }
 
 // proto reads one of the protocol fields a request and a response share.
