@@ -19,19 +19,25 @@ var errClientGone = errors.New("agentvcr proxy: the agent closed its connection"
 // connKey is the context key of a CONNECT request's *watch.
 type connKey struct{}
 
-// watch follows an agent's tunnelled connection: a context ended when it
-// closes, and the connection itself, whose writes are corked. net/http
-// stops watching a connection once goproxy hijacks it for TLS
-// interception, so without this a request held by a progress handler
-// would not learn that the agent gave up.
+// watch follows an agent's tunnelled connection: it cancels the request
+// being served when the connection closes, and holds the connection
+// itself, whose writes are corked. net/http stops watching a connection
+// once goproxy hijacks it for TLS interception, so without this a
+// request held by a progress handler would not learn that the agent gave
+// up.
 type watch struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	conn   *readAheadConn // the hijacked connection, once it is
+	conn *readAheadConn // the hijacked connection, once it is
 	// mitm is set when the proxy terminates the tunnel's TLS: only then
 	// are writes corked, since a raw tunnel copies bytes with no point
 	// at which to flush.
 	mitm atomic.Bool
+
+	// goproxy serves a tunnel's requests one after another, so the
+	// connection's end has one request to cancel at most: the last one
+	// bound.
+	mu   sync.Mutex
+	cur  context.CancelCauseFunc
+	gone bool
 }
 
 // watchConnect prepares a CONNECT request for its hijack to be watched.
@@ -40,8 +46,7 @@ func watchConnect(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, 
 	if r.Method != http.MethodConnect || !ok {
 		return w, r
 	}
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	wt := &watch{ctx: ctx, cancel: cancel}
+	wt := &watch{}
 	return &watchedWriter{ResponseWriter: w, hj: hj, watch: wt}, r.WithContext(context.WithValue(r.Context(), connKey{}, wt))
 }
 
@@ -58,9 +63,25 @@ func (wt *watch) bind(req *http.Request) *http.Request {
 		return req
 	}
 	ctx, cancel := context.WithCancelCause(context.WithValue(req.Context(), connKey{}, wt))
-	stop := context.AfterFunc(wt.ctx, func() { cancel(errClientGone) })
-	context.AfterFunc(ctx, func() { stop() })
+	wt.mu.Lock()
+	if wt.gone {
+		cancel(errClientGone)
+	}
+	// The request before this one has ended: its context needs no
+	// cancelling, and dropping it here lets it go.
+	wt.cur = cancel
+	wt.mu.Unlock()
 	return req.WithContext(ctx)
+}
+
+// end cancels the request being served when the connection closes.
+func (wt *watch) end() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	wt.gone = true
+	if wt.cur != nil {
+		wt.cur(errClientGone)
+	}
 }
 
 // flushTo sends what the agent's connection holds back, before the
@@ -141,7 +162,7 @@ func (w *watchedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c := &readAheadConn{Conn: conn, mitm: &w.watch.mitm}
 	c.cond = sync.NewCond(&c.mu)
 	w.watch.conn = c
-	go c.fill(rw.Reader, w.watch.cancel)
+	go c.fill(rw.Reader, w.watch.end)
 	return c, bufio.NewReadWriter(bufio.NewReader(c), rw.Writer), nil
 }
 
@@ -209,11 +230,17 @@ func (c *readAheadConn) flushLocked() error {
 
 const readAhead = 1 << 20
 
-func (c *readAheadConn) fill(r io.Reader, gone context.CancelCauseFunc) {
-	b := make([]byte, 32<<10)
+func (c *readAheadConn) fill(r io.Reader, gone func()) {
+	b, own := make([]byte, 32<<10), make([]byte, 0, 32<<10)
 	for {
 		n, err := r.Read(b)
 		c.mu.Lock()
+		if len(c.buf) == 0 {
+			// Back to the start of its own array once all was read: the
+			// slice that Read advances would otherwise run out of room,
+			// and each fill allocate again.
+			c.buf = own[:0]
+		}
 		c.buf = append(c.buf, b[:n]...)
 		if err != nil {
 			c.err = err
@@ -225,7 +252,7 @@ func (c *readAheadConn) fill(r io.Reader, gone context.CancelCauseFunc) {
 		stop := c.err != nil || c.closed
 		c.mu.Unlock()
 		if stop {
-			gone(errClientGone)
+			gone()
 			return
 		}
 	}
