@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 
 	"github.com/elazarl/goproxy"
 )
@@ -20,17 +19,16 @@ var errClientGone = errors.New("agentvcr proxy: the agent closed its connection"
 type connKey struct{}
 
 // watch follows an agent's tunnelled connection: it cancels the request
-// being served when the connection closes, and holds the connection
-// itself, whose writes are corked. net/http stops watching a connection
-// once goproxy hijacks it for TLS interception, so without this a
-// request held by a progress handler would not learn that the agent gave
-// up.
+// being served when the connection closes, and holds the connection the
+// proxy answers on, whose writes are corked. net/http stops watching a
+// connection once it is hijacked, so without this a request held by a
+// progress handler would not learn that the agent gave up.
 type watch struct {
 	conn *readAheadConn // the hijacked connection, once it is
-	// mitm is set when the proxy terminates the tunnel's TLS: only then
-	// are writes corked, since a raw tunnel copies bytes with no point
-	// at which to flush.
-	mitm atomic.Bool
+	// cork is the intercepted connection, above its TLS, once the proxy
+	// serves it; a raw tunnel has none, since it copies bytes with no
+	// point at which to flush.
+	cork *corkedConn
 
 	// goproxy serves a tunnel's requests one after another, so the
 	// connection's end has one request to cancel at most: the last one
@@ -57,11 +55,9 @@ func watchOf(ctx *goproxy.ProxyCtx) *watch {
 	return wt
 }
 
-// bind makes req's context end when the watched connection closes.
-func (wt *watch) bind(req *http.Request) *http.Request {
-	if wt == nil {
-		return req
-	}
+// bind makes req's context end when the watched connection closes, or
+// when end is called, at the request's end.
+func (wt *watch) bind(req *http.Request) (_ *http.Request, end func()) {
 	ctx, cancel := context.WithCancelCause(context.WithValue(req.Context(), connKey{}, wt))
 	wt.mu.Lock()
 	if wt.gone {
@@ -71,7 +67,7 @@ func (wt *watch) bind(req *http.Request) *http.Request {
 	// cancelling, and dropping it here lets it go.
 	wt.cur = cancel
 	wt.mu.Unlock()
-	return req.WithContext(ctx)
+	return req.WithContext(ctx), func() { cancel(nil) }
 }
 
 // end cancels the request being served when the connection closes.
@@ -92,10 +88,10 @@ func flushTo(ctx context.Context) {
 }
 
 // flush sends what the watched connection holds back; it does nothing
-// without a watch or before the hijack.
+// without a watch or before the proxy serves the tunnel.
 func (wt *watch) flush() {
-	if wt != nil && wt.conn != nil {
-		wt.conn.flush()
+	if wt != nil && wt.cork != nil {
+		wt.cork.flush()
 	}
 }
 
@@ -103,24 +99,18 @@ func (wt *watch) flush() {
 // back before each read that may wait, and at its end. A replay's reads
 // wait only in sleep, which flushes first.
 func (wt *watch) corked(resp *http.Response, err error) (*http.Response, error) {
-	if wt == nil || wt.conn == nil || resp == nil || resp.Body == nil {
+	if wt == nil || wt.cork == nil || resp == nil || resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		// An upgraded connection's body is the upstream connection,
+		// which carries frames both ways: serve writes it straight out.
 		return resp, err
 	}
-	if resp.StatusCode == http.StatusSwitchingProtocols {
-		// An upgraded connection carries frames both ways with no point
-		// at which to flush, and its body is the upstream connection,
-		// which goproxy writes to: from here on, writes go straight out.
-		wt.flush()
-		wt.mitm.Store(false)
-		return resp, err
-	}
-	resp.Body = &corkedBody{ReadCloser: resp.Body, conn: wt.conn, replayed: OutcomeOf(resp) == OutcomeReplayed}
+	resp.Body = &corkedBody{ReadCloser: resp.Body, conn: wt.cork, replayed: OutcomeOf(resp) == OutcomeReplayed}
 	return resp, err
 }
 
 type corkedBody struct {
 	io.ReadCloser
-	conn     *readAheadConn
+	conn     *corkedConn
 	replayed bool
 }
 
@@ -159,7 +149,7 @@ func (w *watchedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &readAheadConn{Conn: conn, mitm: &w.watch.mitm}
+	c := &readAheadConn{Conn: conn}
 	c.cond = sync.NewCond(&c.mu)
 	w.watch.conn = c
 	go c.fill(rw.Reader, w.watch.end)
@@ -168,13 +158,6 @@ func (w *watchedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // readAheadConn reads its connection in the background into a buffer of
 // at most readAhead bytes.
-//
-// Its writes are corked: they gather until the proxy would wait (to read
-// the agent's next bytes, for a response body's next piece, for a
-// progress handler) or the response ends, then go out as one write. A
-// chunked response would otherwise cost three writes a chunk (size line,
-// data, CRLF), each a TLS record and a system call. Chunk boundaries
-// stay as they were.
 type readAheadConn struct {
 	net.Conn
 	mu     sync.Mutex
@@ -182,50 +165,6 @@ type readAheadConn struct {
 	buf    []byte
 	err    error
 	closed bool
-
-	mitm *atomic.Bool // corks writes when set
-	wmu  sync.Mutex
-	wbuf []byte
-	werr error // the first failed write: every later one fails too
-}
-
-// corkLimit is how much a corked connection holds back at most.
-const corkLimit = 64 << 10
-
-func (c *readAheadConn) Write(b []byte) (int, error) {
-	if !c.mitm.Load() {
-		return c.Conn.Write(b)
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.werr != nil {
-		return 0, c.werr
-	}
-	c.wbuf = append(c.wbuf, b...)
-	if len(c.wbuf) >= corkLimit {
-		if err := c.flushLocked(); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
-}
-
-func (c *readAheadConn) flush() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.flushLocked()
-}
-
-func (c *readAheadConn) flushLocked() error {
-	if c.werr != nil || len(c.wbuf) == 0 {
-		return c.werr
-	}
-	_, c.werr = c.Conn.Write(c.wbuf)
-	c.wbuf = c.wbuf[:0]
-	if cap(c.wbuf) > corkLimit {
-		c.wbuf = nil // a large write passed through: do not keep its buffer
-	}
-	return c.werr
 }
 
 const readAhead = 1 << 20
@@ -259,9 +198,6 @@ func (c *readAheadConn) fill(r io.Reader, gone func()) {
 }
 
 func (c *readAheadConn) Read(b []byte) (int, error) {
-	if err := c.flush(); err != nil {
-		return 0, err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for len(c.buf) == 0 && c.err == nil && !c.closed {
@@ -279,11 +215,92 @@ func (c *readAheadConn) Read(b []byte) (int, error) {
 	return 0, c.err
 }
 
+// first returns the connection's first byte without reading it, once the
+// agent sent it.
+func (c *readAheadConn) first() (byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.buf) == 0 && c.err == nil && !c.closed {
+		c.cond.Wait()
+	}
+	if len(c.buf) > 0 {
+		return c.buf[0], nil
+	}
+	if c.closed {
+		return 0, net.ErrClosed
+	}
+	return 0, c.err
+}
+
 func (c *readAheadConn) Close() error {
-	c.flush()
 	c.mu.Lock()
 	c.closed = true
 	c.cond.Broadcast()
 	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// corkedConn is the connection the proxy answers an intercepted request
+// on, above its TLS. Its writes gather until the proxy would wait (to
+// read the agent's next bytes, for a response body's next piece, for a
+// progress handler) or the response ends, then go out as one write: one
+// TLS record of up to 16 KB, and one system call. A chunked response
+// would otherwise cost three records a chunk (size line, data, CRLF),
+// each encrypted and written on its own. Chunk boundaries stay as they
+// were.
+type corkedConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf []byte
+	err error // the first failed write: every later one fails too
+}
+
+// corkLimit is how much a corked connection holds back at most.
+const corkLimit = 64 << 10
+
+func (c *corkedConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	c.buf = append(c.buf, b...)
+	if len(c.buf) >= corkLimit {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+// Read sends what is held back first: the agent may be waiting for it
+// before it sends more.
+func (c *corkedConn) Read(b []byte) (int, error) {
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *corkedConn) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flushLocked()
+}
+
+func (c *corkedConn) flushLocked() error {
+	if c.err != nil || len(c.buf) == 0 {
+		return c.err
+	}
+	_, c.err = c.Conn.Write(c.buf)
+	c.buf = c.buf[:0]
+	if cap(c.buf) > corkLimit {
+		c.buf = nil // a large write passed through: do not keep its buffer
+	}
+	return c.err
+}
+
+func (c *corkedConn) Close() error {
+	c.flush()
 	return c.Conn.Close()
 }

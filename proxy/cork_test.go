@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,29 +20,62 @@ import (
 	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
-// countingListener counts the writes to the connections it accepts.
+// countingListener counts the writes to the connections it accepts, and
+// keeps what they wrote.
 type countingListener struct {
 	net.Listener
 	writes atomic.Int64
+	mu     sync.Mutex
+	out    []byte
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	return &countingConn{Conn: c, writes: &l.writes}, err
+	return &countingConn{Conn: c, l: l}, err
+}
+
+// written returns what the connections wrote so far.
+func (l *countingListener) written() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.out)
 }
 
 type countingConn struct {
 	net.Conn
-	writes *atomic.Int64
+	l *countingListener
 }
 
 func (c *countingConn) Write(b []byte) (int, error) {
-	c.writes.Add(1)
+	c.l.writes.Add(1)
+	c.l.mu.Lock()
+	c.l.out = append(c.l.out, b...)
+	c.l.mu.Unlock()
 	return c.Conn.Write(b)
 }
 
-// A replayed stream reaches the agent in a few writes, not three a
-// chunk, and with its chunks as they were recorded.
+// tlsRecords counts the TLS records in b, which starts at a record's
+// start, by their headers (RFC 8446, section 5.1): a type byte, two of
+// version and two of length.
+func tlsRecords(t *testing.T, b []byte) int {
+	t.Helper()
+	n := 0
+	for len(b) > 0 {
+		if len(b) < 5 || b[0] < 20 || b[0] > 24 {
+			t.Fatalf("not a TLS record: % x", b[:min(len(b), 5)])
+		}
+		size := 5 + int(b[3])<<8 + int(b[4])
+		if len(b) < size {
+			t.Fatalf("a TLS record of %d bytes cut at %d", size, len(b))
+		}
+		b = b[size:]
+		n++
+	}
+	return n
+}
+
+// A replayed stream reaches the agent in a few writes and TLS records,
+// not three a chunk, and with its chunks as they were recorded.
 func TestAReplayedStreamIsWrittenInFewWrites(t *testing.T) {
 	var events []string
 	for i := range 50 {
@@ -80,7 +114,7 @@ func TestAReplayedStreamIsWrittenInFewWrites(t *testing.T) {
 	// agent's parser would see.
 	host := strings.TrimPrefix(upstream.URL, "https://")
 	tc := tunnel(t, srv.Listener.Addr().String(), host, p)
-	before := ln.writes.Load()
+	before, sent := ln.writes.Load(), len(ln.written())
 	body := `{"stream":true}`
 	fmt.Fprintf(tc, "POST /v1/messages HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body)
 	tr := bufio.NewReader(tc)
@@ -128,6 +162,9 @@ func TestAReplayedStreamIsWrittenInFewWrites(t *testing.T) {
 	}
 	if n := ln.writes.Load() - before; n > 3 {
 		t.Fatalf("the replayed stream took %d writes to the agent's connection; want at most 3", n)
+	}
+	if n := tlsRecords(t, ln.written()[sent:]); n > 3 {
+		t.Fatalf("the replayed stream took %d TLS records; want at most 3", n)
 	}
 }
 
@@ -299,5 +336,6 @@ func TestAPipelinedRequestDoesNotHoldBackTheLastResponse(t *testing.T) {
 			t.Fatalf("%s: the second response %q", mode, b)
 		}
 		srv.Close()
+		settle(t, p)
 	}
 }

@@ -398,48 +398,52 @@ func (p *Proxy) setup() error {
 		}
 		// Unlisted origins are intercepted too, so that the refusal can
 		// be an HTTP response that says what to do.
-		if wt, ok := ctx.UserData.(*watch); ok {
-			wt.mitm.Store(true)
-		}
-		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
-			return p.c.ca.TLSConfig(stripPort(host)), nil
+		wt := watchOf(ctx)
+		return &goproxy.ConnectAction{Action: goproxy.ConnectHijack, Hijack: func(connect *http.Request, client net.Conn, _ *goproxy.ProxyCtx) {
+			go p.intercept(connect, client, wt, host)
 		}}, host
 	})
-	gp.OnRequest().DoFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-		start := time.Now()
-		// The end of the last response may still be held back: a request
-		// pipelined behind it is parsed without a read.
-		watchOf(ctx).flush()
-		if !p.inflight.begin() {
-			resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
-			resp.Header.Set("Connection", "close")
-			resp.Close = true
-			p.logExchange(req, resp, "", start)
-			resp, _ = watchOf(ctx).corked(resp, nil)
-			return req, resp
-		}
-		if o := origin(req.URL); !p.allowed(o) {
-			if p.c.passthroughUnlisted {
-				ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-					return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.passthrough(r) }))
-				})
-				return req, nil
-			}
-			p.count(func(s *Stats) { s.Refused++ })
-			resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
-				"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
-			p.inflight.done()
-			p.logExchange(req, resp, "", start)
-			resp, _ = watchOf(ctx).corked(resp, nil)
-			return req, resp
-		}
-		ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-			return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.observe(r) }))
-		})
-		return watchOf(ctx).bind(req), nil
-	})
+	gp.OnRequest().DoFunc(p.onRequest)
 	p.server = gp
 	return nil
+}
+
+// onRequest routes one request the agent sent: refused, answered by the
+// proxy, or given a RoundTripper that records, replays or passes it
+// through. goproxy calls it for a plain HTTP request, intercept for one
+// inside a tunnel.
+func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	start := time.Now()
+	// The end of the last response may still be held back: a request
+	// pipelined behind it is parsed without a read.
+	watchOf(ctx).flush()
+	if !p.inflight.begin() {
+		resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
+		resp.Header.Set("Connection", "close")
+		resp.Close = true
+		p.logExchange(req, resp, "", start)
+		resp, _ = watchOf(ctx).corked(resp, nil)
+		return req, resp
+	}
+	if o := origin(req.URL); !p.allowed(o) {
+		if p.c.passthroughUnlisted {
+			ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+				return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.passthrough(r) }))
+			})
+			return req, nil
+		}
+		p.count(func(s *Stats) { s.Refused++ })
+		resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
+			"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
+		p.inflight.done()
+		p.logExchange(req, resp, "", start)
+		resp, _ = watchOf(ctx).corked(resp, nil)
+		return req, resp
+	}
+	ctx.RoundTripper = goproxy.RoundTripperFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+		return watchOf(ctx).corked(p.exchange(r, start, func() (*http.Response, error) { return p.observe(r) }))
+	})
+	return req, nil
 }
 
 // ServeHTTP serves the proxy.
