@@ -3,6 +3,8 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -98,3 +100,57 @@ func TestExpectContinueGetsAContinue(t *testing.T) {
 	}
 	settle(t, p)
 }
+
+// A CONNECT over HTTP/2, as an agent may send when an embedder serves the
+// proxy over TLS, is intercepted too: its stream cannot be hijacked, and
+// must not bring the proxy down.
+func TestAConnectOverHTTP2IsServed(t *testing.T) {
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok "+r.URL.Path)
+	}))
+	defer upstream.Close()
+	p, _ := front(t, upstream, ModePassthrough, t.TempDir())
+	srv := httptest.NewUnstartedServer(p)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	host := strings.TrimPrefix(upstream.URL, "https://")
+	body, agent := io.Pipe()
+	defer agent.Close()
+	connect, _ := http.NewRequest(http.MethodConnect, srv.URL, body)
+	connect.Host = host
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.ForceAttemptHTTP2 = true
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(connect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %s %d; want 200 over HTTP/2", resp.Proto, resp.StatusCode)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(p.CA.Cert)
+	tc := tls.Client(&streamConn{Reader: resp.Body, Writer: agent}, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	fmt.Fprintf(tc, "GET /h2 HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	got, err := http.ReadResponse(bufio.NewReader(tc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(got.Body)
+	if got.StatusCode != http.StatusOK || string(b) != "ok /h2" {
+		t.Fatalf("inside the tunnel: %d %q; want the upstream's answer", got.StatusCode, b)
+	}
+}
+
+// streamConn is an HTTP/2 CONNECT stream as a net.Conn: what it reads
+// is the response body, what it writes the request body.
+type streamConn struct {
+	io.Reader
+	io.Writer
+	net.Conn // nil: only Read and Write are called
+}
+
+func (c *streamConn) Read(b []byte) (int, error)  { return c.Reader.Read(b) }
+func (c *streamConn) Write(b []byte) (int, error) { return c.Writer.Write(b) }

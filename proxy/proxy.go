@@ -399,6 +399,15 @@ func (p *Proxy) setup() error {
 		// Unlisted origins are intercepted too, so that the refusal can
 		// be an HTTP response that says what to do.
 		wt := watchOf(ctx)
+		if wt == nil {
+			// A CONNECT over HTTP/2, when an embedder serves the proxy
+			// over TLS: its stream is no connection to hijack, and lives
+			// only while goproxy's handler runs. goproxy's own loop serves
+			// it, uncorked.
+			return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
+				return p.c.ca.TLSConfig(stripPort(host)), nil
+			}}, host
+		}
 		return &goproxy.ConnectAction{Action: goproxy.ConnectHijack, Hijack: func(connect *http.Request, client net.Conn, _ *goproxy.ProxyCtx) {
 			go p.intercept(connect, client, wt, host)
 		}}, host
