@@ -56,8 +56,8 @@ func watchOf(ctx *goproxy.ProxyCtx) *watch {
 }
 
 // bind makes req's context end when the watched connection closes, or
-// when end is called, at the request's end.
-func (wt *watch) bind(req *http.Request) (_ *http.Request, end func()) {
+// when cancel is called, at the request's end.
+func (wt *watch) bind(req *http.Request) (*http.Request, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(context.WithValue(req.Context(), connKey{}, wt))
 	wt.mu.Lock()
 	if wt.gone {
@@ -67,7 +67,7 @@ func (wt *watch) bind(req *http.Request) (_ *http.Request, end func()) {
 	// cancelling, and dropping it here lets it go.
 	wt.cur = cancel
 	wt.mu.Unlock()
-	return req.WithContext(ctx), func() { cancel(nil) }
+	return req.WithContext(ctx), cancel
 }
 
 // end cancels the request being served when the connection closes.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 
@@ -38,10 +37,8 @@ func (p *Proxy) intercept(connect *http.Request, client net.Conn, wt *watch, hos
 	}
 	scheme, conn := "http", client
 	if b == tlsHandshake {
-		config := p.c.ca.TLSConfig(stripPort(host)).Clone()
-		if !slices.Contains(config.NextProtos, "http/1.1") {
-			config.NextProtos = append(config.NextProtos, "http/1.1")
-		}
+		config := p.c.ca.TLSConfig(stripPort(host)) // a new one each call
+		config.NextProtos = []string{"http/1.1"}
 		tc := tls.Server(client, config)
 		if err := tc.HandshakeContext(context.Background()); err != nil {
 			return
@@ -66,8 +63,8 @@ func (p *Proxy) intercept(connect *http.Request, client net.Conn, wt *watch, hos
 // serveOne answers one request of an intercepted tunnel, and reports
 // whether the connection goes on.
 func (p *Proxy) serveOne(req, connect *http.Request, scheme string, conn *corkedConn, br *bufio.Reader, wt *watch) bool {
-	req, end := wt.bind(req)
-	defer end()
+	req, cancel := wt.bind(req)
+	defer cancel(nil)
 	req.RemoteAddr = connect.RemoteAddr
 	if !req.URL.IsAbs() { // origin form: /path
 		req.URL.Host = req.Host

@@ -423,9 +423,6 @@ func (p *Proxy) setup() error {
 // inside a tunnel.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	start := time.Now()
-	// The end of the last response may still be held back: a request
-	// pipelined behind it is parsed without a read.
-	watchOf(ctx).flush()
 	if !p.inflight.begin() {
 		resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
 		resp.Header.Set("Connection", "close")
