@@ -223,6 +223,69 @@ func TestEveryDialectReadsAsTheProxyReadsIt(t *testing.T) {
 	}
 }
 
+// A scripted usage reads back, as the proxy reads it, with the counts it
+// was given, in every dialect, streamed or not.
+func TestScriptedUsageReadsAsTheProxyReadsIt(t *testing.T) {
+	requests := map[wire.Dialect]struct {
+		path, body string
+	}{
+		wire.Anthropic:       {"/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]%s}`},
+		wire.OpenAIChat:      {"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]%s}`},
+		wire.OpenAIResponses: {"/v1/responses", `{"model":"m","input":"hi"%s}`},
+		wire.AISDK:           {"/v3/ai/language-model", `{"prompt":[{"role":"user","content":[{"type":"text","text":"hi"}]}]%s}`},
+	}
+	u := fakeai.Usage{Input: 12000, Output: 345, CacheRead: 8000, CacheWrite: 1500, WebSearches: 2}
+	for d, req := range requests {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", d, stream), func(t *testing.T) {
+				m := fakeai.New(t)
+				m.Respond(fakeai.Agent{Name: "a"}, fakeai.Text("ok").WithUsage(u))
+				srv := httptest.NewServer(m)
+				defer srv.Close()
+				extra := ""
+				if stream && d != wire.AISDK {
+					extra = `,"stream":true,"stream_options":{"include_usage":true}`
+				}
+				r, _ := http.NewRequest("POST", srv.URL+req.path, strings.NewReader(fmt.Sprintf(req.body, extra)))
+				r.Header.Set("ai-language-model-id", "m")
+				r.Header.Set("ai-language-model-streaming", fmt.Sprint(stream))
+				resp, err := http.DefaultClient.Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				_, _, fin := wireEvents(t, d, resp)
+				if fin == nil {
+					t.Fatal("no finish")
+				}
+				if fin.InputTokens != 12000 || fin.OutputTokens != 345 || fin.CacheReadTokens != 8000 || fin.CacheWriteTokens != 1500 {
+					t.Errorf("usage %+v", fin)
+				}
+				// Server-side searches exist in Anthropic's usage and as
+				// Responses items; the others have no way to say them.
+				wantSearches := map[wire.Dialect]int{wire.Anthropic: 2, wire.OpenAIResponses: 2}[d]
+				if fin.ServerTools["web_search"] != wantSearches {
+					t.Errorf("server tools %v, want %d web searches", fin.ServerTools, wantSearches)
+				}
+			})
+		}
+	}
+}
+
+func TestAUsageThatCannotBeIsRefused(t *testing.T) {
+	var r fakeai.Response
+	if err := json.Unmarshal([]byte(`{"text":"x","usage":{"input":10,"output":1,"cacheRead":20}}`), &r); err == nil || !strings.Contains(err.Error(), "at least their sum") {
+		t.Fatalf("err %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"text":"x","usage":{"input":30,"output":1,"cacheRead":20}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"usage":{"input":30,"output":1,"cacheRead":20}`) {
+		t.Fatalf("marshalled %s", b)
+	}
+}
+
 func TestResponsesAsTheControlAPITakesThem(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{`{"text":"hi"}`, `Text("hi")`},

@@ -8,7 +8,8 @@ import (
 
 // responseJSON is a Response as the proxy's control API takes it, one key
 // set: {"text"}, {"output"}, {"toolCalls": [{"name", "input"}], "then"},
-// {"truncated"} or {"providerError": status}.
+// {"truncated"} or {"providerError": status}; and "usage" to report
+// given token counts.
 type responseJSON struct {
 	Text          *string          `json:"text,omitempty"`
 	Output        *json.RawMessage `json:"output,omitempty"`
@@ -16,6 +17,7 @@ type responseJSON struct {
 	Truncated     *string          `json:"truncated,omitempty"`
 	ProviderError int              `json:"providerError,omitempty"`
 	Then          *Response        `json:"then,omitempty"`
+	Usage         *Usage           `json:"usage,omitempty"`
 }
 
 type toolCallJSON struct {
@@ -74,6 +76,12 @@ func (r *Response) UnmarshalJSON(b []byte) error {
 		}
 		*r = ProviderError(j.ProviderError)
 	}
+	if j.Usage != nil {
+		if err := j.Usage.check(); err != nil {
+			return err
+		}
+		r.usage = j.Usage
+	}
 	if j.Then != nil {
 		*r = r.Then(*j.Then)
 	}
@@ -103,6 +111,6 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	case kindError:
 		j.ProviderError = r.status
 	}
-	j.Then = r.then
+	j.Then, j.Usage = r.then, r.usage
 	return json.Marshal(j)
 }

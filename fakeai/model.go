@@ -399,7 +399,7 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 		}
 	}
 	m.ids++
-	a := answer{id: m.ids}
+	a := answer{id: m.ids, usage: e.r.usage}
 	c := &Exchange{Agent: picked.agent.Name, Prompt: p, Response: e.r}
 	switch e.r.kind {
 	case kindText:

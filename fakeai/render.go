@@ -168,22 +168,30 @@ func modelOf(p *Prompt) string {
 // calls done just before the last of it is written: once the agent can
 // see the answer end, the record says it was written.
 func render(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, done func()) {
-	in, out := tokens(p.size), a.outputTokens()
+	u := Usage{Input: tokens(p.size), Output: a.outputTokens()}
+	if a.usage != nil {
+		u = *a.usage
+	}
 	switch p.Dialect {
 	case wire.Anthropic:
-		renderAnthropic(ctx, w, p, a, id, in, out, done)
+		renderAnthropic(ctx, w, p, a, id, u, done)
 	case wire.OpenAIChat:
-		renderChat(ctx, w, p, a, id, in, out, done)
+		renderChat(ctx, w, p, a, id, u, done)
 	case wire.OpenAIResponses:
-		renderResponses(ctx, w, p, a, id, in, out, done)
+		renderResponses(ctx, w, p, a, id, u, done)
 	case wire.AISDK:
-		renderAISDK(ctx, w, p, a, id, in, out, done)
+		renderAISDK(ctx, w, p, a, id, u, done)
 	}
 }
 
-func renderAnthropic(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderAnthropic(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, u Usage, done func()) {
 	stop := map[finish]string{finishStop: "end_turn", finishTools: "tool_use", finishLength: "max_tokens"}[a.finish]
-	usage := obj{{"input_tokens", in}, {"output_tokens", out}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0}}
+	// Anthropic counts the cache apart from input_tokens.
+	in := u.Input - u.CacheRead - u.CacheWrite
+	usage := obj{{"input_tokens", in}, {"output_tokens", u.Output}, {"cache_creation_input_tokens", u.CacheWrite}, {"cache_read_input_tokens", u.CacheRead}}
+	if u.WebSearches > 0 {
+		usage = append(usage, kv{"server_tool_use", obj{{"web_search_requests", u.WebSearches}}})
+	}
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
 	if !p.Stream {
 		content := []any{}
@@ -201,7 +209,7 @@ func renderAnthropic(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 	s := newStream(ctx, w)
 	s.event("message_start", obj{{"type", "message_start"}, {"message", obj{{"id", msgID}, {"type", "message"}, {"role", "assistant"},
 		{"model", modelOf(p)}, {"content", []any{}}, {"stop_reason", nil}, {"stop_sequence", nil},
-		{"usage", obj{{"input_tokens", in}, {"output_tokens", 1}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0}}}}}})
+		{"usage", obj{{"input_tokens", in}, {"output_tokens", 1}, {"cache_creation_input_tokens", u.CacheWrite}, {"cache_read_input_tokens", u.CacheRead}}}}}})
 	s.event("ping", obj{{"type", "ping"}})
 	index := 0
 	if a.text != "" {
@@ -221,16 +229,21 @@ func renderAnthropic(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 		s.event("content_block_stop", obj{{"type", "content_block_stop"}, {"index", index}})
 		index++
 	}
+	final := obj{{"output_tokens", u.Output}}
+	if u.WebSearches > 0 {
+		final = append(final, kv{"server_tool_use", obj{{"web_search_requests", u.WebSearches}}})
+	}
 	s.event("message_delta", obj{{"type", "message_delta"}, {"delta", obj{{"stop_reason", stop}, {"stop_sequence", nil}}},
-		{"usage", obj{{"output_tokens", out}}}})
+		{"usage", final}})
 	s.finishing(done)
 	s.event("message_stop", obj{{"type", "message_stop"}})
 }
 
-func renderChat(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderChat(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, u Usage, done func()) {
 	reason := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	chatID, created := fmt.Sprintf("chatcmpl-fake-%02d", id), time.Now().Unix()
-	usage := obj{{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}
+	usage := obj{{"prompt_tokens", u.Input}, {"completion_tokens", u.Output}, {"total_tokens", u.Input + u.Output},
+		{"prompt_tokens_details", obj{{"cached_tokens", u.CacheRead}, {"cache_write_tokens", u.CacheWrite}}}}
 	if !p.Stream {
 		msg := obj{{"role", "assistant"}, {"content", nullable(a.text)}, {"refusal", nil}}
 		if len(a.calls) > 0 {
@@ -281,7 +294,7 @@ func nullable(s string) any {
 	return s
 }
 
-func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, u Usage, done func()) {
 	respID, created := fmt.Sprintf("resp_fake_%02d", id), time.Now().Unix()
 	msgID := fmt.Sprintf("msg_fake_%02d", id)
 	status := "completed"
@@ -289,8 +302,8 @@ func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 	if a.finish == finishLength {
 		status, incomplete = "incomplete", obj{{"reason", "max_output_tokens"}}
 	}
-	usage := obj{{"input_tokens", in}, {"input_tokens_details", obj{{"cached_tokens", 0}}}, {"output_tokens", out},
-		{"output_tokens_details", obj{{"reasoning_tokens", 0}}}, {"total_tokens", in + out}}
+	usage := obj{{"input_tokens", u.Input}, {"input_tokens_details", obj{{"cached_tokens", u.CacheRead}, {"cache_write_tokens", u.CacheWrite}}},
+		{"output_tokens", u.Output}, {"output_tokens_details", obj{{"reasoning_tokens", 0}}}, {"total_tokens", u.Input + u.Output}}
 	message := func(text, itemStatus string) obj {
 		content := []any{}
 		if text != "" || itemStatus == "completed" || itemStatus == "incomplete" {
@@ -306,6 +319,9 @@ func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 		itemStatus = "incomplete"
 	}
 	var output []any
+	for i := range u.WebSearches {
+		output = append(output, obj{{"type", "web_search_call"}, {"id", fmt.Sprintf("ws_fake_%02d_%d", id, i)}, {"status", "completed"}})
+	}
 	if a.text != "" || len(a.calls) == 0 {
 		output = append(output, message(a.text, itemStatus))
 	}
@@ -331,7 +347,7 @@ func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 		{"output", []any{}}, {"usage", nil}}
 	ev("response.created", kv{"response", begun})
 	ev("response.in_progress", kv{"response", begun})
-	index := 0
+	index := u.WebSearches // the searches' items come first
 	if a.text != "" || len(a.calls) == 0 {
 		ev("response.output_item.added", kv{"output_index", index}, kv{"item", message("", "in_progress")})
 		part := obj{{"type", "output_text"}, {"text", ""}, {"annotations", []any{}}}
@@ -362,15 +378,15 @@ func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 	ev("response.completed", kv{"response", response(status, output, usage)})
 }
 
-func renderAISDK(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id, in, out int, done func()) {
+func renderAISDK(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, u Usage, done func()) {
 	v2 := p.specVersion == "2"
 	raw := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	unified := map[finish]string{finishStop: "stop", finishTools: "tool-calls", finishLength: "length"}[a.finish]
 	var reason, usage any = obj{{"unified", unified}, {"raw", raw}},
-		obj{{"inputTokens", obj{{"total", in}, {"noCache", in}, {"cacheRead", 0}, {"cacheWrite", 0}}},
-			{"outputTokens", obj{{"total", out}, {"text", out}, {"reasoning", 0}}}}
+		obj{{"inputTokens", obj{{"total", u.Input}, {"noCache", u.Input - u.CacheRead - u.CacheWrite}, {"cacheRead", u.CacheRead}, {"cacheWrite", u.CacheWrite}}},
+			{"outputTokens", obj{{"total", u.Output}, {"text", u.Output}, {"reasoning", 0}}}}
 	if v2 {
-		reason, usage = unified, obj{{"inputTokens", in}, {"outputTokens", out}, {"totalTokens", in + out}}
+		reason, usage = unified, obj{{"inputTokens", u.Input}, {"outputTokens", u.Output}, {"totalTokens", u.Input + u.Output}, {"cachedInputTokens", u.CacheRead}}
 	}
 	genID, stamp := fmt.Sprintf("gen_fake_%02d", id), time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	if !p.Stream {

@@ -18,6 +18,39 @@ type Response struct {
 	calls  []ToolCall
 	then   *Response
 	status int
+	usage  *Usage
+}
+
+// Usage is what a response says it used, for tests of cost accounting.
+// Input counts every input token, cache reads and writes included, and
+// each dialect reports it its own way (Anthropic's input_tokens leaves
+// the cache out, OpenAI's prompt_tokens holds it).
+type Usage struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead,omitempty"`
+	CacheWrite int `json:"cacheWrite,omitempty"`
+	// WebSearches are server-side web searches, billed per request:
+	// Anthropic's server_tool_use.web_search_requests, and web_search_call
+	// items in a Responses answer.
+	WebSearches int `json:"webSearches,omitempty"`
+}
+
+// WithUsage returns r reporting u as its usage, instead of an estimate
+// of four bytes a token. It applies to r alone, not to what Then adds.
+func (r Response) WithUsage(u Usage) Response {
+	if err := u.check(); err != nil {
+		panic("fakeai: " + err.Error())
+	}
+	r.usage = &u
+	return r
+}
+
+func (u Usage) check() error {
+	if u.Input < u.CacheRead+u.CacheWrite || min(u.Output, u.CacheRead, u.CacheWrite, u.WebSearches) < 0 {
+		return fmt.Errorf("usage %+v: no count is negative, and Input counts the cache reads and writes, so it is at least their sum", u)
+	}
+	return nil
 }
 
 type kind int
@@ -118,6 +151,9 @@ func (r Response) String() string {
 	case kindError:
 		s = fmt.Sprintf("ProviderError(%d)", r.status)
 	}
+	if r.usage != nil {
+		s += fmt.Sprintf(".WithUsage(%+v)", *r.usage)
+	}
 	if r.then != nil {
 		s += ".Then(" + r.then.String() + ")"
 	}
@@ -141,6 +177,7 @@ type answer struct {
 	status int    // a provider error, when not 0
 	reason string // why a provider error, for its message
 	retry  bool   // the client may retry it: a scripted error, not a mistake
+	usage  *Usage // scripted, or nil for an estimate
 }
 
 type finish int

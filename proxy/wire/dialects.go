@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -14,7 +15,7 @@ func (p *Parser) anthropicEvent(name string, j gjson.Result) {
 	}
 	switch typ {
 	case "message_start":
-		p.usage(j.Get("message.usage"), "input_tokens", "output_tokens")
+		p.usage.anthropic(j.Get("message.usage"))
 	case "content_block_start":
 		b := j.Get("content_block")
 		if b.Get("type").String() == "tool_use" || b.Get("type").String() == "server_tool_use" {
@@ -38,7 +39,7 @@ func (p *Parser) anthropicEvent(name string, j gjson.Result) {
 		if r := j.Get("delta.stop_reason").String(); r != "" {
 			p.reason = r
 		}
-		p.usage(j.Get("usage"), "input_tokens", "output_tokens")
+		p.usage.anthropic(j.Get("usage"))
 	case "message_stop":
 		p.finish()
 	case "error":
@@ -46,15 +47,49 @@ func (p *Parser) anthropicEvent(name string, j gjson.Result) {
 	}
 }
 
-// usage takes the token counts present in u; missing ones stay as they
-// were, since later Anthropic events repeat only what changed.
-func (p *Parser) usage(u gjson.Result, in, out string) {
-	if v := u.Get(in); v.Type == gjson.Number {
-		p.inputTokens = int(v.Int())
+// set takes v into *n when the usage holds it: later Anthropic events
+// repeat only what changed, so a missing count stays as it was.
+func set(n *int, v gjson.Result) {
+	if v.Type == gjson.Number {
+		*n = int(v.Int())
 	}
-	if v := u.Get(out); v.Type == gjson.Number {
-		p.outputTokens = int(v.Int())
+}
+
+// anthropic takes an Anthropic usage object: input_tokens counts only
+// what the cache neither read nor wrote.
+func (t *tokens) anthropic(u gjson.Result) {
+	set(&t.input, u.Get("input_tokens"))
+	set(&t.output, u.Get("output_tokens"))
+	set(&t.cacheRead, u.Get("cache_read_input_tokens"))
+	set(&t.cacheWrite, u.Get("cache_creation_input_tokens"))
+	u.Get("server_tool_use").ForEach(func(k, v gjson.Result) bool {
+		if name, ok := strings.CutSuffix(k.String(), "_requests"); ok && v.Type == gjson.Number {
+			if t.server == nil {
+				t.server = map[string]int{}
+			}
+			t.server[name] = int(v.Int())
+		}
+		return true
+	})
+}
+
+// chat takes an OpenAI Chat Completions usage object.
+func (t *tokens) chat(u gjson.Result) {
+	set(&t.input, u.Get("prompt_tokens"))
+	set(&t.output, u.Get("completion_tokens"))
+	set(&t.cacheRead, u.Get("prompt_tokens_details.cached_tokens"))
+	set(&t.cacheWrite, u.Get("prompt_tokens_details.cache_write_tokens"))
+}
+
+// finish is the Finish of a response that ended for reason with the
+// usage t, in dialect d's counting.
+func (t tokens) finish(reason string, d Dialect) Finish {
+	f := Finish{Reason: reason, InputTokens: t.input, OutputTokens: t.output, CacheReadTokens: t.cacheRead,
+		CacheWriteTokens: t.cacheWrite, ServerTools: t.server}
+	if d == Anthropic {
+		f.InputTokens += t.cacheRead + t.cacheWrite
 	}
+	return f
 }
 
 // chatChunk handles one OpenAI Chat Completions chunk, tolerating the
@@ -65,7 +100,7 @@ func (p *Parser) chatChunk(j gjson.Result) {
 		p.streamError(e)
 		return
 	}
-	p.usage(j.Get("usage"), "prompt_tokens", "completion_tokens")
+	p.usage.chat(j.Get("usage"))
 	for _, ch := range j.Get("choices").Array() {
 		if ch.Get("index").Int() != 0 {
 			continue
@@ -183,13 +218,26 @@ func (p *Parser) responsesOutput(r gjson.Result) {
 }
 
 // responsesFinish reads a Response's end: its status, or why it is
-// incomplete.
+// incomplete, its usage, and the tools the provider ran (an output item
+// of type web_search_call is a web_search request).
 func responsesFinish(r gjson.Result) Finish {
 	reason := r.Get("status").String()
 	if why := r.Get("incomplete_details.reason").String(); why != "" {
 		reason = why
 	}
-	return Finish{Reason: reason, InputTokens: int(r.Get("usage.input_tokens").Int()), OutputTokens: int(r.Get("usage.output_tokens").Int())}
+	u := r.Get("usage")
+	t := tokens{input: int(u.Get("input_tokens").Int()), output: int(u.Get("output_tokens").Int()),
+		cacheRead: int(u.Get("input_tokens_details.cached_tokens").Int()), cacheWrite: int(u.Get("input_tokens_details.cache_write_tokens").Int())}
+	for _, it := range r.Get("output").Array() {
+		typ := it.Get("type").String()
+		if name, ok := strings.CutSuffix(typ, "_call"); ok && typ != "function_call" && typ != "custom_tool_call" {
+			if t.server == nil {
+				t.server = map[string]int{}
+			}
+			t.server[name]++
+		}
+	}
+	return t.finish(reason, OpenAIResponses)
 }
 
 // aisdkPart handles one AI SDK stream part.
@@ -219,11 +267,20 @@ func aisdkFinish(j gjson.Result) Finish {
 		reason = reason.Get("unified")
 	}
 	count := func(v gjson.Result) int {
-		if v.IsObject() {
-			v = v.Get("total")
-		}
 		n, _ := strconv.Atoi(v.Raw)
 		return n
 	}
-	return Finish{Reason: reason.String(), InputTokens: count(j.Get("usage.inputTokens")), OutputTokens: count(j.Get("usage.outputTokens"))}
+	u := j.Get("usage")
+	var t tokens
+	if in := u.Get("inputTokens"); in.IsObject() {
+		t.input, t.cacheRead, t.cacheWrite = count(in.Get("total")), count(in.Get("cacheRead")), count(in.Get("cacheWrite"))
+	} else {
+		t.input, t.cacheRead = count(in), count(u.Get("cachedInputTokens"))
+	}
+	if out := u.Get("outputTokens"); out.IsObject() {
+		t.output = count(out.Get("total"))
+	} else {
+		t.output = count(out)
+	}
+	return t.finish(reason.String(), AISDK)
 }

@@ -44,9 +44,23 @@ type Finish struct {
 	// tool_calls, length, max_output_tokens, tool-calls...
 	Reason string `json:"reason"`
 	// Truncated says the model stopped at a token limit.
-	Truncated    bool `json:"truncated,omitempty"`
-	InputTokens  int  `json:"inputTokens"`
-	OutputTokens int  `json:"outputTokens"`
+	Truncated bool `json:"truncated,omitempty"`
+	// InputTokens counts every input token, those read from or written
+	// to the prompt cache included: Anthropic reports the three apart and
+	// they are added here, OpenAI's prompt_tokens holds them already. So
+	// the tokens billed at the plain input price are InputTokens less
+	// CacheReadTokens and CacheWriteTokens, in every dialect.
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens and CacheWriteTokens are the input tokens read
+	// from and written to the provider's prompt cache.
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+	// ServerTools counts the requests of tools the provider ran itself,
+	// billed per request, by tool: web_search, web_fetch,
+	// code_execution... (Anthropic's usage.server_tool_use, the
+	// Responses API's *_call output items).
+	ServerTools map[string]int `json:"serverTools,omitempty"`
 }
 
 // Error is a provider error.

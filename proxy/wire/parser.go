@@ -30,11 +30,17 @@ type Parser struct {
 	finished bool // the dialect's end was seen
 
 	// Dialect state.
-	calls        []*call
-	cur          int // OpenAI Chat: the slot a fragment without index continues
-	reason       string
-	inputTokens  int
-	outputTokens int
+	calls  []*call
+	cur    int // OpenAI Chat: the slot a fragment without index continues
+	reason string
+	usage  tokens
+}
+
+// tokens is the usage a stream has reported so far, as its dialect
+// counts it: Anthropic's input excludes the cache, the others' include it.
+type tokens struct {
+	input, output, cacheRead, cacheWrite int
+	server                               map[string]int
 }
 
 // call is a tool call being assembled.
@@ -207,14 +213,18 @@ func (p *Parser) whole(body []byte) {
 				p.emit(Event{Kind: KindToolCall, Tool: toolCall(c.Get("id").String(), c.Get("name").String(), c.Get("input").Raw)})
 			}
 		}
-		f = Finish{Reason: j.Get("stop_reason").String(), InputTokens: int(j.Get("usage.input_tokens").Int()), OutputTokens: int(j.Get("usage.output_tokens").Int())}
+		var u tokens
+		u.anthropic(j.Get("usage"))
+		f = u.finish(j.Get("stop_reason").String(), Anthropic)
 	case OpenAIChat:
 		m := j.Get("choices.0.message")
 		p.text(m.Get("content").String())
 		for _, c := range m.Get("tool_calls").Array() {
 			p.emit(Event{Kind: KindToolCall, Tool: toolCall(c.Get("id").String(), c.Get("function.name").String(), c.Get("function.arguments").String())})
 		}
-		f = Finish{Reason: j.Get("choices.0.finish_reason").String(), InputTokens: int(j.Get("usage.prompt_tokens").Int()), OutputTokens: int(j.Get("usage.completion_tokens").Int())}
+		var u tokens
+		u.chat(j.Get("usage"))
+		f = u.finish(j.Get("choices.0.finish_reason").String(), OpenAIChat)
 	case OpenAIResponses:
 		p.responsesOutput(j)
 		f = responsesFinish(j)
@@ -240,7 +250,7 @@ func (p *Parser) text(s string) {
 
 // finish emits the finish from the state gathered so far.
 func (p *Parser) finish() {
-	p.finishWith(Finish{Reason: p.reason, InputTokens: p.inputTokens, OutputTokens: p.outputTokens})
+	p.finishWith(p.usage.finish(p.reason, p.d))
 }
 
 // finishWith emits f as the response's finish.

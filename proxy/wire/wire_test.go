@@ -257,3 +257,74 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// Every dialect's usage comes out counted one way: InputTokens holds the
+// cache reads and writes, as billing needs (Anthropic reports them
+// apart, OpenAI inside its input count).
+func TestUsageIsCountedOneWay(t *testing.T) {
+	want := Finish{InputTokens: 1000, OutputTokens: 50, CacheReadTokens: 600, CacheWriteTokens: 100}
+	tests := []struct {
+		name   string
+		d      Dialect
+		ctype  string
+		body   string
+		server map[string]int
+	}{
+		{"anthropic stream, cache in message_start", Anthropic, sse,
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":300,\"output_tokens\":1,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":600}}}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":50,\"server_tool_use\":{\"web_search_requests\":2}}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", map[string]int{"web_search": 2}},
+		{"anthropic stream, counts repeated in message_delta", Anthropic, sse,
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":300,\"output_tokens\":1}}}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":300,\"output_tokens\":50,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":600}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", nil},
+		{"anthropic json", Anthropic, "application/json",
+			`{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":300,"output_tokens":50,"cache_creation_input_tokens":100,"cache_read_input_tokens":600,"server_tool_use":{"web_search_requests":1,"web_fetch_requests":3}}}`,
+			map[string]int{"web_search": 1, "web_fetch": 3}},
+		{"openai chat stream, usage chunk", OpenAIChat, sse,
+			`data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}` + "\n\n" +
+				`data: {"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":600,"cache_write_tokens":100}}}` + "\n\ndata: [DONE]\n\n", nil},
+		{"openai chat json", OpenAIChat, "application/json",
+			`{"choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":600,"cache_write_tokens":100}}}`, nil},
+		{"openai responses json, a web search", OpenAIResponses, "application/json",
+			`{"status":"completed","output":[{"type":"web_search_call","id":"ws_1","status":"completed"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}],"usage":{"input_tokens":1000,"output_tokens":50,"input_tokens_details":{"cached_tokens":600,"cache_write_tokens":100}}}`,
+			map[string]int{"web_search": 1}},
+		{"openai responses stream", OpenAIResponses, sse,
+			"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":1000,\"output_tokens\":50,\"input_tokens_details\":{\"cached_tokens\":600,\"cache_write_tokens\":100}}}}\n\n", nil},
+		{"ai sdk v3 nested", AISDK, sse,
+			`data: {"type":"finish","finishReason":{"unified":"stop","raw":"end_turn"},"usage":{"inputTokens":{"total":1000,"noCache":300,"cacheRead":600,"cacheWrite":100},"outputTokens":{"total":50,"text":50}}}` + "\n\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *Finish
+			p := NewParser(tt.d, 200, tt.ctype, func(e Event) {
+				if e.Kind == KindFinish {
+					got = e.Finish
+				}
+			})
+			p.Write([]byte(tt.body))
+			p.Close()
+			if got == nil {
+				t.Fatal("no finish")
+			}
+			if got.InputTokens != want.InputTokens || got.OutputTokens != want.OutputTokens ||
+				got.CacheReadTokens != want.CacheReadTokens || got.CacheWriteTokens != want.CacheWriteTokens {
+				t.Errorf("usage in=%d out=%d cacheRead=%d cacheWrite=%d; want in=1000 out=50 cacheRead=600 cacheWrite=100",
+					got.InputTokens, got.OutputTokens, got.CacheReadTokens, got.CacheWriteTokens)
+			}
+			if fmt.Sprint(got.ServerTools) != fmt.Sprint(tt.server) {
+				t.Errorf("server tools %v, want %v", got.ServerTools, tt.server)
+			}
+		})
+	}
+}
+
+func TestAISDKVersion2CachedTokens(t *testing.T) {
+	var got *Finish
+	p := NewParser(AISDK, 200, "application/json", func(e Event) { got = e.Finish })
+	p.Write([]byte(`{"content":[],"finishReason":"stop","usage":{"inputTokens":1000,"outputTokens":50,"cachedInputTokens":600}}`))
+	p.Close()
+	if got == nil || got.InputTokens != 1000 || got.CacheReadTokens != 600 || got.OutputTokens != 50 {
+		t.Fatalf("finish %+v", got)
+	}
+}
