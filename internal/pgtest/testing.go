@@ -77,6 +77,20 @@ func Database(ctx context.Context) (string, func() error, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	return databaseOn(ctx, admin)
+}
+
+// DatabaseOn is Database on the server at adminURL (a postgres:// URL of
+// a user allowed to create databases) instead of the test server.
+func DatabaseOn(ctx context.Context, adminURL string) (string, func() error, error) {
+	admin, err := url.Parse(adminURL)
+	if err != nil || (admin.Scheme != "postgres" && admin.Scheme != "postgresql") {
+		return "", nil, fmt.Errorf("pgtest: want a postgres:// URL of the server to make databases on, got %q", redacted(adminURL))
+	}
+	return databaseOn(ctx, admin)
+}
+
+func databaseOn(ctx context.Context, admin *url.URL) (string, func() error, error) {
 	name, err := pgcluster.CreateDatabase(ctx, admin.String())
 	if err != nil {
 		return "", nil, err
@@ -84,6 +98,15 @@ func Database(ctx context.Context) (string, func() error, error) {
 	u := *admin
 	u.Path, u.RawPath = "/"+name, ""
 	return u.String(), func() error { return pgcluster.DropDatabase(context.WithoutCancel(ctx), admin.String(), name) }, nil
+}
+
+// redacted is a URL without its password, for messages.
+func redacted(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // adminURL returns the URL of a database on the server that NewDatabase
