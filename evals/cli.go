@@ -1,0 +1,213 @@
+package evals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/internal/pgcluster"
+)
+
+// Main is the command line of a program that runs evals (a user's
+// cmd/evals): it runs Command with os.Args and exits with its code, 0
+// when every attempt ran, 1 when the run stopped early or failed, 2 for
+// a usage error or a bad cases file, 130 when interrupted.
+func Main(evals ...Eval) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cmd := Command(evals...)
+	cmd.SetArgs(os.Args[1:])
+	code := Execute(ctx, cmd, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Execute runs cmd (from Command) and returns its exit code, having
+// said on stderr what went wrong.
+func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
+	err := cmd.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, cli.ErrInterrupted) || ctx.Err() != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
+		return cli.ExitInterrupted
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return 2
+	}
+	return cli.ExitCode(err)
+}
+
+// Command returns the command that runs evals: its flags are Config's.
+func Command(evals ...Eval) *cobra.Command {
+	var (
+		cfg      Config
+		asJSON   bool
+		list     bool
+		variants []string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval [EVAL...]",
+		Short: "Run an agent over its eval cases with the real model, and score it",
+		Long: `eval runs each eval's cases against a fresh app per attempt, with the real
+model (the proxy passes model requests through, recording nothing), grades each
+attempt from the end state the agent left behind, and writes under
+OUT/<eval>/<variant>/: rows.jsonl (a row per case and repetition),
+failures.jsonl (attempts with no score, and why), summary.json (each metric's
+mean with a 95% interval over repetitions, counts, truncations, cost) and
+traces/ (each attempt's report and transcript.html).
+
+An answer that ended at a token limit is kept out of every mean and counted.
+A model with no price has no cost, never zero. --max-cost-usd is a soft
+ceiling: no new attempt starts once the cost so far reaches it, or once an
+unpriced request makes it unable to hold; running attempts finish.
+
+With no EVAL, every eval runs. Each attempt gets a database of its own on
+--database-url, or on a private PostgreSQL started for the run.
+
+Exit codes: 0 every attempt ran (whatever it scored), 1 the run stopped
+early (the ceiling) or its results could not be written, 2 a usage error or
+a bad cases file, 130 interrupted.`,
+		Example: `  eval --dry-run                      # the cases and attempts, calling nothing, writing nothing
+  eval --reps 3 --concurrency 4       # every eval, three times over
+  eval support --variant terse --reps 5 --max-cost-usd 2
+  eval --cases 5 --json > summary.json`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			chosen, err := choose(evals, args)
+			if err != nil {
+				return err
+			}
+			if list {
+				return printList(cmd.OutOrStdout(), chosen)
+			}
+			for _, v := range variants {
+				for _, name := range strings.Split(v, ",") {
+					if name = strings.TrimSpace(name); name != "" {
+						cfg.Variants = append(cfg.Variants, name)
+					}
+				}
+			}
+			cfg.Progress = cmd.ErrOrStderr()
+			return runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ConfigError{Err: err} })
+	fl := cmd.Flags()
+	fl.BoolVar(&cfg.DryRun, "dry-run", false, "resolve the cases and print the attempts; start no app, call no model, write nothing")
+	fl.IntVar(&cfg.Reps, "reps", 1, "run each case `N` times")
+	fl.StringArrayVar(&variants, "variant", nil, "also run the variant `NAME` on the same cases, and compare it with the baseline (repeatable)")
+	fl.IntVar(&cfg.Cases, "cases", 0, "run a stable subset of `N` cases (0: all)")
+	fl.IntVar(&cfg.Concurrency, "concurrency", 1, "run `N` attempts at once")
+	fl.Float64Var(&cfg.MaxCostUSD, "max-cost-usd", 0, "start no new attempt once the run has cost `X` US dollars (0: no ceiling)")
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
+	fl.StringVar(&cfg.Out, "out", "eval-results", "write the results under `DIR`")
+	fl.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "fail an attempt whose agent is not idle within `D`")
+	fl.StringVar(&cfg.DatabaseURL, "database-url", "", "make each attempt's database on this PostgreSQL `URL` (a user allowed to create databases); default: a private server for the run")
+	fl.BoolVar(&list, "list", false, "list the evals, their cases, metrics and variants")
+	return cmd
+}
+
+// choose returns the evals named, in the order declared, or all.
+func choose(evals []Eval, names []string) ([]Eval, error) {
+	if len(names) == 0 {
+		return evals, nil
+	}
+	var out []Eval
+	for _, n := range names {
+		i := slices.IndexFunc(evals, func(e Eval) bool { return e.Name == n })
+		if i < 0 {
+			var have []string
+			for _, e := range evals {
+				have = append(have, e.Name)
+			}
+			return nil, &ConfigError{Err: fmt.Errorf("no eval %q (have: %s)", n, strings.Join(have, ", "))}
+		}
+		out = append(out, evals[i])
+	}
+	return out, nil
+}
+
+func printList(w io.Writer, evals []Eval) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EVAL\tCASES\tMETRICS\tVARIANTS")
+	for _, e := range evals {
+		n := "?"
+		if e.Cases != nil {
+			cases, err := e.Cases()
+			if err != nil {
+				return &ConfigError{Err: fmt.Errorf("eval %s: %w", e.Name, err)}
+			}
+			n = fmt.Sprint(len(cases))
+		}
+		var ms, vs []string
+		for _, m := range e.metrics() {
+			ms = append(ms, m.ID+" ("+string(m.Kind)+")")
+		}
+		for _, v := range e.Variants {
+			vs = append(vs, v.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, n, strings.Join(ms, ", "), strings.Join(vs, ", "))
+	}
+	return tw.Flush()
+}
+
+func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, evals []Eval) (err error) {
+	if !cfg.DryRun && cfg.DatabaseURL == "" {
+		// Validate before starting a server for nothing.
+		if _, err := plan(cfg, evals); err != nil {
+			return &ConfigError{Err: err}
+		}
+		cluster, err := pgcluster.Start(ctx)
+		if err != nil {
+			return fmt.Errorf("a PostgreSQL for the attempts' databases: %w (or set --database-url)", err)
+		}
+		defer func() {
+			if stopErr := cluster.Stop(); stopErr != nil && err == nil {
+				err = stopErr
+			}
+		}()
+		cfg.DatabaseURL = cluster.URL("postgres")
+	}
+	rep, err := Run(ctx, cfg, evals...)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := writeReportJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printReport(stdout, rep)
+	}
+	switch {
+	case rep.Stopped == "interrupted":
+		return fmt.Errorf("%w: %d attempts were not started; the results of those that ran are written", cli.ErrInterrupted, notStarted(rep))
+	case rep.Stopped != "":
+		return fmt.Errorf("stopped: %s; %d attempts were not started", rep.Stopped, notStarted(rep))
+	}
+	return nil
+}
+
+func notStarted(rep *Report) int {
+	n := 0
+	for _, s := range rep.Runs {
+		n += s.Attempts - s.Started
+	}
+	return n
+}

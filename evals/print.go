@@ -1,0 +1,125 @@
+package evals
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+func writeReportJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// printReport writes the report for a person.
+func printReport(w io.Writer, rep *Report) {
+	if rep.DryRun {
+		fmt.Fprintf(w, "dry run: %d attempts would run; nothing was started, called or written\n", len(rep.Planned))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EVAL\tVARIANT\tCASE\tREP\tFROM")
+		for _, p := range rep.Planned {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Eval, p.Variant, p.Case, p.Rep, p.Source)
+		}
+		tw.Flush()
+		return
+	}
+	for _, s := range rep.Runs {
+		fmt.Fprintf(w, "%s / %s: %d cases × %d reps: %d of %d attempts ran, %d scored", s.Eval, s.Variant, s.Cases, s.Reps, s.Started, s.Attempts, s.Scored)
+		if len(s.Excluded) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(s.Excluded)) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, s.Excluded[k]))
+			}
+			fmt.Fprintf(w, "; kept out of the means: %s", strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  METRIC\tKIND\tMEAN\t95% CI\tN")
+		for _, m := range s.Metrics {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\n", m.ID, m.Kind, optNum(m.Mean), interval(m.CI95, s.Reps), m.N)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "  cost: %s\n", costLine(s.Cost))
+		if s.JudgeSharesProvider {
+			fmt.Fprintf(w, "  the judge (%s) is of a provider the agent used too: it may be lenient with its own\n", strings.Join(s.JudgeModels, ", "))
+		}
+		if s.Dir != "" {
+			fmt.Fprintf(w, "  results: %s\n", s.Dir)
+		}
+	}
+	for _, c := range rep.Comparisons {
+		fmt.Fprintf(w, "%s / %s against the baseline:\n", c.Eval, c.Variant)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  METRIC\tBASELINE\tVARIANT\tDIFF\t95% CI")
+		for _, m := range c.Metrics {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.ID, optNum(m.Baseline), optNum(m.Variant), signed(m.Diff), interval(m.CI95, 0))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "  cost: baseline %s, %s %s\n", usd(c.BaselineUSD), c.Variant, usd(c.VariantUSD))
+	}
+	switch {
+	case rep.CostUSD != nil:
+		fmt.Fprintf(w, "total cost: $%.4f", *rep.CostUSD)
+	default:
+		fmt.Fprintf(w, "total cost: unknown (some requests are unpriced; the priced ones cost $%.4f)", rep.PricedCostUSD)
+	}
+	if rep.MaxCostUSD > 0 {
+		held := rep.CeilingHeld != nil && *rep.CeilingHeld
+		fmt.Fprintf(w, "; ceiling $%.2f %s", rep.MaxCostUSD, map[bool]string{true: "held", false: "could not hold: a model request had no price"}[held])
+	}
+	fmt.Fprintln(w)
+	if rep.Stopped != "" {
+		fmt.Fprintf(w, "stopped: %s\n", rep.Stopped)
+	}
+}
+
+func costLine(c Cost) string {
+	var b strings.Builder
+	if c.AgentUSD != nil {
+		fmt.Fprintf(&b, "agent $%.4f", *c.AgentUSD)
+	} else {
+		fmt.Fprintf(&b, "agent unknown (%d unpriced requests: %s; the priced ones $%.4f)", c.UnpricedRequests, strings.Join(c.Unpriced, "; "), c.PricedAgentUSD)
+	}
+	if c.JudgeUSD != nil {
+		fmt.Fprintf(&b, ", judge $%.4f apart", *c.JudgeUSD)
+	}
+	fmt.Fprintf(&b, "; %d model requests, %d tokens in (%d cached), %d out", c.ModelRequests, c.Tokens.Input, c.Tokens.CacheRead, c.Tokens.Output)
+	return b.String()
+}
+
+func optNum(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func signed(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.3f", *v)
+}
+
+func usd(v *float64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("$%.4f", *v)
+}
+
+// interval writes a 95% interval, or why there is none.
+func interval(ci *[2]float64, reps int) string {
+	if ci == nil {
+		if reps == 1 {
+			return "- (needs --reps 2+)"
+		}
+		return "-"
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", ci[0], ci[1])
+}

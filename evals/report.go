@@ -1,0 +1,408 @@
+package evals
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/secrets"
+)
+
+// Report is what a Run scored and cost.
+type Report struct {
+	// Runs are the summaries, one per eval and variant, the baseline
+	// first.
+	Runs []Summary `json:"runs"`
+	// Comparisons are each variant against its eval's baseline.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+	// Planned are the attempts a dry run would make.
+	Planned []Planned `json:"planned,omitempty"`
+	// Stopped says why attempts were left unstarted: the cost ceiling,
+	// or an interruption.
+	Stopped string `json:"stopped,omitempty"`
+	// CostUSD is what the run spent, judges included, nil when a model
+	// request is unpriced; PricedCostUSD is what the priced requests
+	// cost, a lower bound then.
+	CostUSD       *float64 `json:"costUsd"`
+	PricedCostUSD float64  `json:"pricedCostUsd"`
+	// MaxCostUSD is the ceiling, 0 for none; CeilingHeld says it held:
+	// false when an unpriced request made the cost unknowable.
+	MaxCostUSD  float64 `json:"maxCostUsd,omitempty"`
+	CeilingHeld *bool   `json:"ceilingHeld,omitempty"`
+	DryRun      bool    `json:"dryRun,omitempty"`
+}
+
+// Planned is an attempt a dry run would make.
+type Planned struct {
+	Eval    string `json:"eval"`
+	Variant string `json:"variant"`
+	Case    string `json:"case"`
+	Rep     int    `json:"rep"`
+	// Source is where the case was read: file:line.
+	Source string `json:"source"`
+}
+
+// Summary is one eval and variant's results.
+type Summary struct {
+	Eval    string `json:"eval"`
+	Variant string `json:"variant"`
+	Cases   int    `json:"cases"`
+	Reps    int    `json:"reps"`
+	// Attempts were planned; Started ran; Scored have scores.
+	Attempts int `json:"attempts"`
+	Started  int `json:"started"`
+	Scored   int `json:"scored"`
+	// Excluded counts the started attempts without a score, by class
+	// (truncated, provider_error, timeout, ...): kept out of every mean.
+	Excluded map[string]int `json:"excluded"`
+	// Truncated counts the answers that ended at a token limit.
+	Truncated int             `json:"truncated"`
+	Metrics   []MetricSummary `json:"metrics"`
+	Cost      Cost            `json:"cost"`
+	// JudgeModels are the judge's models; JudgeSharesProvider says one
+	// is of a provider the agent used too.
+	JudgeModels         []string `json:"judgeModels,omitempty"`
+	JudgeSharesProvider bool     `json:"judgeSharesProvider,omitempty"`
+	// Dir holds rows.jsonl, failures.jsonl, summary.json and traces/.
+	Dir        string  `json:"dir,omitempty"`
+	DurationMs float64 `json:"durationMs"`
+}
+
+// MetricSummary is a metric's mean over the scored attempts.
+type MetricSummary struct {
+	ID   string `json:"id"`
+	Kind Kind   `json:"kind"`
+	// Mean is over the scored attempts (N), nil when none scored.
+	Mean *float64 `json:"mean"`
+	N    int      `json:"n"`
+	// CI95 is the 95% confidence interval of Mean over repetitions:
+	// Mean ± t × the standard error of RepMeans. Nil with fewer than two
+	// repetitions that scored.
+	CI95     *[2]float64 `json:"ci95"`
+	RepMeans []float64   `json:"repMeans"`
+	// Total is the sum, for a count.
+	Total float64 `json:"total"`
+}
+
+// Cost is what the attempts' model requests cost and used.
+type Cost struct {
+	// AgentUSD is the agent's model requests', nil when one is
+	// unpriced; JudgeUSD the judge's, apart.
+	AgentUSD *float64 `json:"agentUsd"`
+	JudgeUSD *float64 `json:"judgeUsd,omitempty"`
+	// PricedAgentUSD is what the agent's priced requests cost: a lower
+	// bound when AgentUSD is nil.
+	PricedAgentUSD   float64 `json:"pricedAgentUsd"`
+	UnpricedRequests int     `json:"unpricedRequests"`
+	// Unpriced says why requests are unpriced, each reason once.
+	Unpriced      []string `json:"unpriced,omitempty"`
+	ModelRequests int      `json:"modelRequests"`
+	Tokens        Tokens   `json:"tokens"`
+}
+
+// Comparison is a variant against its eval's baseline, on the same
+// cases and repetitions.
+type Comparison struct {
+	Eval    string       `json:"eval"`
+	Variant string       `json:"variant"`
+	Metrics []MetricDiff `json:"metrics"`
+	// BaselineUSD and VariantUSD are what each cost, nil when unknown.
+	BaselineUSD *float64 `json:"baselineUsd"`
+	VariantUSD  *float64 `json:"variantUsd"`
+}
+
+// MetricDiff is a metric's difference, variant minus baseline.
+type MetricDiff struct {
+	ID       string   `json:"id"`
+	Baseline *float64 `json:"baseline"`
+	Variant  *float64 `json:"variant"`
+	Diff     *float64 `json:"diff"`
+	// CI95 is the difference's 95% interval, from the repetitions'
+	// paired differences; nil with fewer than two.
+	CI95 *[2]float64 `json:"ci95"`
+}
+
+// report sums up the sets; unstarted are the attempts left unstarted.
+func (r *runner) report(sets []*set, unstarted []*attempt) *Report {
+	rep := &Report{Stopped: r.stopped, MaxCostUSD: r.cfg.MaxCostUSD, DryRun: r.cfg.DryRun}
+	if r.cfg.DryRun {
+		for _, g := range groupByEval(sets) {
+			for rp := 1; rp <= r.cfg.Reps; rp++ {
+				for _, c := range g[0].cases {
+					for _, s := range g {
+						rep.Planned = append(rep.Planned, Planned{Eval: s.eval.Name, Variant: s.variant, Case: c.ID, Rep: rp, Source: fmt.Sprintf("%s:%d", c.File, c.Line)})
+					}
+				}
+			}
+		}
+	}
+	allPriced := true
+	for _, s := range sets {
+		sum := r.summary(s)
+		rep.Runs = append(rep.Runs, sum)
+		s.mu.Lock()
+		for _, row := range s.rows {
+			rep.PricedCostUSD += row.agentUSD + row.judgeUSD
+			if row.UnpricedRequests+row.judgeOpen > 0 {
+				allPriced = false
+			}
+		}
+		s.mu.Unlock()
+	}
+	if allPriced && !r.cfg.DryRun {
+		v := rep.PricedCostUSD
+		rep.CostUSD = &v
+	}
+	if r.cfg.MaxCostUSD > 0 && !r.cfg.DryRun {
+		held := r.cannotHold == ""
+		rep.CeilingHeld = &held
+	}
+	for _, g := range groupByEval(sets) {
+		if r.cfg.DryRun {
+			break
+		}
+		base := r.summary(g[0])
+		for _, s := range g[1:] {
+			rep.Comparisons = append(rep.Comparisons, compare(g[0], s, base, r.summary(s)))
+		}
+	}
+	return rep
+}
+
+// summary sums up one set.
+func (r *runner) summary(s *set) Summary {
+	s.mu.Lock()
+	rows := slices.Clone(s.rows)
+	s.mu.Unlock()
+	sortRows(rows)
+	sum := Summary{Eval: s.eval.Name, Variant: s.variant, Cases: len(s.cases), Reps: r.cfg.Reps,
+		Attempts: len(s.cases) * r.cfg.Reps, Started: len(rows), Excluded: map[string]int{}, Dir: s.dir,
+		DurationMs: float64(time.Since(r.start).Microseconds()) / 1000}
+	agentKnown, judgeKnown, judged := true, true, false
+	var judgeUSD float64
+	agentProviders := map[string]bool{}
+	for _, row := range rows {
+		if row.Status == Scored {
+			sum.Scored++
+		} else {
+			sum.Excluded[row.Status]++
+		}
+		if row.Status == Truncated {
+			sum.Truncated++
+		}
+		sum.Cost.ModelRequests += row.ModelRequests
+		sum.Cost.Tokens.Input += row.Tokens.Input
+		sum.Cost.Tokens.Output += row.Tokens.Output
+		sum.Cost.Tokens.CacheRead += row.Tokens.CacheRead
+		sum.Cost.Tokens.CacheWrite += row.Tokens.CacheWrite
+		sum.Cost.PricedAgentUSD += row.agentUSD
+		sum.Cost.UnpricedRequests += row.UnpricedRequests
+		for _, why := range row.unpriced {
+			if !slices.Contains(sum.Cost.Unpriced, why) {
+				sum.Cost.Unpriced = append(sum.Cost.Unpriced, why)
+			}
+		}
+		if row.CostUSD == nil {
+			agentKnown = false
+		}
+		if len(row.judgeModels) > 0 {
+			judged = true
+			judgeUSD += row.judgeUSD
+			if row.JudgeCostUSD == nil {
+				judgeKnown = false
+			}
+		}
+		for _, m := range row.agentModels {
+			agentProviders[provider(m)] = true
+		}
+		for _, m := range row.judgeModels {
+			if !slices.Contains(sum.JudgeModels, m) {
+				sum.JudgeModels = append(sum.JudgeModels, m)
+			}
+		}
+	}
+	for _, m := range sum.JudgeModels {
+		if agentProviders[provider(m)] {
+			sum.JudgeSharesProvider = true
+		}
+	}
+	if agentKnown && len(rows) > 0 {
+		v := sum.Cost.PricedAgentUSD
+		sum.Cost.AgentUSD = &v
+	}
+	if judged && judgeKnown {
+		sum.Cost.JudgeUSD = &judgeUSD
+	}
+	for _, m := range s.eval.metrics() {
+		sum.Metrics = append(sum.Metrics, metricSummary(m, rows, r.cfg.Reps))
+	}
+	return sum
+}
+
+// provider is a model id's provider: "anthropic" of
+// "anthropic/claude-sonnet-4.5".
+func provider(model string) string {
+	p, _, ok := strings.Cut(model, "/")
+	if !ok {
+		return model
+	}
+	return p
+}
+
+func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
+	ms := MetricSummary{ID: m.ID, Kind: m.Kind, RepMeans: []float64{}}
+	var all []float64
+	byRep := make([][]float64, reps)
+	for _, row := range rows {
+		if row.Status != Scored {
+			continue
+		}
+		v := row.Scores[m.ID]
+		all = append(all, v)
+		byRep[row.Rep-1] = append(byRep[row.Rep-1], v)
+	}
+	ms.N = len(all)
+	if ms.N == 0 {
+		return ms
+	}
+	mu := mean(all)
+	ms.Mean = &mu
+	for _, v := range all {
+		ms.Total += v
+	}
+	for _, xs := range byRep {
+		if len(xs) > 0 {
+			ms.RepMeans = append(ms.RepMeans, mean(xs))
+		}
+	}
+	if h, ok := halfWidth(ms.RepMeans); ok {
+		ms.CI95 = &[2]float64{mu - h, mu + h}
+	}
+	return ms
+}
+
+// compare compares variant s with base, repetition by repetition.
+func compare(base, s *set, bs, vs Summary) Comparison {
+	c := Comparison{Eval: s.eval.Name, Variant: s.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
+	for i, m := range vs.Metrics {
+		b := bs.Metrics[i]
+		d := MetricDiff{ID: m.ID, Baseline: b.Mean, Variant: m.Mean}
+		if b.Mean != nil && m.Mean != nil {
+			diff := *m.Mean - *b.Mean
+			d.Diff = &diff
+			// The repetitions' paired differences: each ran the same
+			// cases in both.
+			var pairs []float64
+			for rp := range min(len(b.RepMeans), len(m.RepMeans)) {
+				pairs = append(pairs, m.RepMeans[rp]-b.RepMeans[rp])
+			}
+			if h, ok := halfWidth(pairs); ok && len(b.RepMeans) == len(m.RepMeans) {
+				d.CI95 = &[2]float64{diff - h, diff + h}
+			}
+		}
+		c.Metrics = append(c.Metrics, d)
+	}
+	return c
+}
+
+// write writes each set's results into its staging directory and then
+// puts it in place of the last run's.
+func (r *runner) write(sets []*set, rep *Report) error {
+	for i, s := range sets {
+		s.mu.Lock()
+		rows := slices.Clone(s.rows)
+		s.mu.Unlock()
+		sortRows(rows)
+		var failures []failure
+		for _, row := range rows {
+			if row.Status != Scored {
+				failures = append(failures, failure{Case: row.Case, Rep: row.Rep, Class: row.Status, Error: row.Error, Trace: row.Trace})
+			}
+		}
+		if err := writeJSONL(filepath.Join(s.staging, "rows.jsonl"), rows); err != nil {
+			return err
+		}
+		if err := writeJSONL(filepath.Join(s.staging, "failures.jsonl"), failures); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(s.staging, "summary.json"), rep.Runs[i]); err != nil {
+			return err
+		}
+		for _, c := range rep.Comparisons {
+			if c.Eval == s.eval.Name && c.Variant == s.variant {
+				if err := writeJSON(filepath.Join(s.staging, "comparison.json"), c); err != nil {
+					return err
+				}
+			}
+		}
+		if err := os.RemoveAll(s.dir); err != nil {
+			return fmt.Errorf("evals: replace the last run's results: %w", err)
+		}
+		if err := os.Rename(s.staging, s.dir); err != nil {
+			return fmt.Errorf("evals: %w", err)
+		}
+	}
+	return nil
+}
+
+// failure is a line of failures.jsonl: an attempt without a score.
+type failure struct {
+	Case  string `json:"case"`
+	Rep   int    `json:"rep"`
+	Class string `json:"class"`
+	Error string `json:"error,omitempty"`
+	Trace string `json:"trace,omitempty"`
+}
+
+func writeJSONL[T any](path string, rows []T) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func writeJSON(path string, v any) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
+}
+
+// redact replaces the secrets in a message with the rule that found
+// each: an error may quote what the app or a tool said.
+func redact(s string) string {
+	ms := secrets.Default().Find(s)
+	if len(ms) == 0 {
+		return s
+	}
+	slices.SortFunc(ms, func(a, b secrets.Match) int { return a.Start - b.Start })
+	var b strings.Builder
+	at := 0
+	for _, m := range ms {
+		if m.Start < at {
+			at = max(at, m.End)
+			continue
+		}
+		b.WriteString(s[at:m.Start])
+		b.WriteString("[redacted " + m.Rule + "]")
+		at = m.End
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// num writes a value briefly: 1, 0.75, 3.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,0 +1,635 @@
+package evals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/judge"
+	"github.com/agentvcr/agentvcr/proxy"
+)
+
+// Config is how Run runs an eval: what the command line's flags set. The
+// zero Config runs every case once, one at a time, with no ceiling.
+type Config struct {
+	// Reps runs each case this many times (default 1); the summary's
+	// confidence intervals are over repetitions, so they need 2 or more.
+	Reps int
+	// Variants run beside the baseline, on the same cases.
+	Variants []string
+	// Cases runs a stable subset of this many cases (0: all): the same
+	// ones in every run, chosen by a digest of each id.
+	Cases int
+	// Concurrency runs this many attempts at once (default 1).
+	Concurrency int
+	// MaxCostUSD is a soft ceiling on what the run spends, the judges'
+	// model calls included: once the cost so far reaches it, no new
+	// attempt starts; those running finish. 0 is none. It needs the
+	// evals' Prices, and an unpriced model request makes it unable to
+	// hold: no new attempt starts then either.
+	MaxCostUSD float64
+	// Out is the results directory (required unless DryRun).
+	Out string
+	// DryRun resolves the cases and says what would run: it starts no
+	// app, calls no model and writes nothing.
+	DryRun bool
+	// Timeout bounds each fixture call (the agent must be idle by then),
+	// and Setup, Grade and the judge each (default 5 minutes).
+	Timeout time.Duration
+	// DatabaseURL is a PostgreSQL server (a URL of a user allowed to
+	// create databases) on which each attempt gets a database of its own;
+	// "" uses the test cluster, as go test does.
+	DatabaseURL string
+	// Progress gets a line as the run starts and as each attempt ends;
+	// nil for none.
+	Progress io.Writer
+}
+
+// The classes of an attempt: scored, or why it has no score.
+const (
+	Scored        = "scored"
+	Truncated     = "truncated"      // an answer ended at a token limit
+	ProviderError = "provider_error" // the model's provider failed the turn
+	Timeout       = "timeout"        // the agent was not idle in time
+	GraderError   = "grader_error"   // Grade or the judge failed
+	SetupError    = "setup_error"    // Setup failed
+	HarnessError  = "harness_error"  // the app or the fixture failed otherwise
+	Interrupted   = "interrupted"    // the run was stopped under it
+)
+
+// Row is one attempt: a case, a variant and a repetition.
+type Row struct {
+	Eval    string `json:"eval"`
+	Variant string `json:"variant"`
+	Case    string `json:"case"`
+	Rep     int    `json:"rep"`
+	// Status is Scored or the class of why the attempt has no score.
+	Status string             `json:"status"`
+	Scores map[string]float64 `json:"scores,omitempty"`
+	// Error says what failed, secrets redacted.
+	Error string `json:"error,omitempty"`
+	// CostUSD is what the agent's model requests cost, nil when one is
+	// unpriced (UnpricedRequests); JudgeCostUSD the judge's, apart.
+	CostUSD          *float64 `json:"costUsd"`
+	JudgeCostUSD     *float64 `json:"judgeCostUsd,omitempty"`
+	UnpricedRequests int      `json:"unpricedRequests,omitempty"`
+	Tokens           Tokens   `json:"tokens"`
+	ModelRequests    int      `json:"modelRequests"`
+	DurationMs       float64  `json:"durationMs"`
+	// Trace is the attempt's fixture report and transcript.html, under
+	// the variant's directory.
+	Trace string `json:"trace,omitempty"`
+
+	unpriced    []string // why requests are unpriced
+	judgeModels []string
+	agentModels []string
+	judgeUSD    float64 // the judge's priced cost, known or not
+	agentUSD    float64 // the agent's priced cost, known or not
+	judgeOpen   int     // the judge's unpriced requests
+	order       int     // the attempt's place in the plan
+}
+
+// Tokens are the tokens of model requests, as the providers reported
+// them (Input counts the cache reads and writes).
+type Tokens struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead,omitempty"`
+	CacheWrite int `json:"cacheWrite,omitempty"`
+}
+
+func (t *Tokens) add(m fixture.ModelRequest) {
+	t.Input += m.InputTokens
+	t.Output += m.OutputTokens
+	t.CacheRead += m.CacheReadTokens
+	t.CacheWrite += m.CacheWriteTokens
+}
+
+// attempt is one planned attempt.
+type attempt struct {
+	eval    *Eval
+	variant Variant
+	c       Case
+	rep     int
+	order   int
+	set     *set
+}
+
+// set is the attempts of one eval and variant, and where they go.
+type set struct {
+	eval    *Eval
+	variant string
+	cases   []Case
+	dir     string // the results directory, once written
+	staging string // where the results are written first
+	mu      sync.Mutex
+	rows    []Row
+}
+
+// runner is one Run's shared state.
+type runner struct {
+	cfg   Config
+	tmp   string // the attempts' temporary directories
+	start time.Time
+
+	mu         sync.Mutex
+	spent      float64 // priced cost so far, agents' and judges'
+	cannotHold string  // why the ceiling cannot hold, once known
+	stopped    string  // why no new attempt starts, once one does not
+	done       int
+	total      int
+}
+
+// ConfigError is a Run that cannot start as asked: no attempt ran.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Run runs evals as cfg says and returns what they scored and cost,
+// with the results written under cfg.Out. An error means the run could
+// not start (a *ConfigError: a bad eval, cases file or flag) or its
+// results could not be written; a run stopped early (the ceiling, a
+// cancelled ctx) returns its Report with Stopped set.
+func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
+	if cfg.Reps == 0 {
+		cfg.Reps = 1
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	sets, err := plan(cfg, evals)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	r := &runner{cfg: cfg, start: time.Now()}
+	var attempts []*attempt
+	// Repetition first, then case, then variant: a run stopped early has
+	// whole repetitions, and each variant the same cases as the baseline.
+	for rep := 1; rep <= cfg.Reps; rep++ {
+		for _, byEval := range groupByEval(sets) {
+			for i := range byEval[0].cases {
+				for _, s := range byEval {
+					v, _ := s.eval.variant(s.variant)
+					attempts = append(attempts, &attempt{eval: s.eval, variant: v, c: s.cases[i], rep: rep, order: len(attempts), set: s})
+				}
+			}
+		}
+	}
+	r.total = len(attempts)
+	if cfg.DryRun {
+		return r.report(sets, nil), nil
+	}
+	if cfg.Out == "" {
+		return nil, &ConfigError{Err: errors.New("no results directory: set Out (--out)")}
+	}
+	for _, s := range sets {
+		s.dir = filepath.Join(cfg.Out, s.eval.Name, s.variant)
+		s.staging = filepath.Join(cfg.Out, s.eval.Name, "."+s.variant+".running")
+		if err := os.RemoveAll(s.staging); err != nil {
+			return nil, fmt.Errorf("evals: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
+			return nil, fmt.Errorf("evals: %w", err)
+		}
+	}
+	r.tmp, err = os.MkdirTemp("", "agentvcr-evals-")
+	if err != nil {
+		return nil, fmt.Errorf("evals: %w", err)
+	}
+	defer os.RemoveAll(r.tmp)
+	r.logf("evals: %s, %d at a time%s; results in %s", r.describe(sets), cfg.Concurrency, r.ceilingNote(), cfg.Out)
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+	)
+	take := func() *attempt {
+		mu.Lock()
+		defer mu.Unlock()
+		if next == len(attempts) || r.stop(ctx) {
+			return nil
+		}
+		a := attempts[next]
+		next++
+		return a
+	}
+	for range min(cfg.Concurrency, len(attempts)) {
+		wg.Go(func() {
+			for a := take(); a != nil; a = take() {
+				row := r.run(ctx, a)
+				a.set.mu.Lock()
+				a.set.rows = append(a.set.rows, row)
+				a.set.mu.Unlock()
+				r.finished(row)
+			}
+		})
+	}
+	wg.Wait()
+	rep := r.report(sets, attempts[next:])
+	if err := r.write(sets, rep); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// plan validates the evals and the config and loads the cases: one set
+// per eval and variant, the baseline first.
+func plan(cfg Config, evals []Eval) ([]*set, error) {
+	var errs []error
+	switch {
+	case cfg.Reps < 1:
+		errs = append(errs, fmt.Errorf("reps %d: want 1 or more", cfg.Reps))
+	case cfg.Concurrency < 1:
+		errs = append(errs, fmt.Errorf("concurrency %d: want 1 or more", cfg.Concurrency))
+	case cfg.Cases < 0:
+		errs = append(errs, fmt.Errorf("cases %d: want 0 (all) or more", cfg.Cases))
+	case cfg.MaxCostUSD < 0 || math.IsNaN(cfg.MaxCostUSD) || math.IsInf(cfg.MaxCostUSD, 0):
+		errs = append(errs, fmt.Errorf("max cost %v: want a positive number of US dollars, or 0 for none", cfg.MaxCostUSD))
+	case cfg.Timeout < 0:
+		errs = append(errs, fmt.Errorf("timeout %s: want a positive duration", cfg.Timeout))
+	}
+	if len(evals) == 0 {
+		errs = append(errs, errors.New("no eval to run"))
+	}
+	var sets []*set
+	names := map[string]bool{}
+	for i := range evals {
+		e := &evals[i]
+		if err := e.validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if names[e.Name] {
+			errs = append(errs, fmt.Errorf("two evals are named %s", e.Name))
+			continue
+		}
+		names[e.Name] = true
+		for _, v := range cfg.Variants {
+			if _, ok := e.variant(v); !ok || v == Baseline {
+				errs = append(errs, fmt.Errorf("eval %s has no variant %q (it has: %s)", e.Name, v, strings.Join(e.variantNames(), ", ")))
+			}
+		}
+		if cfg.MaxCostUSD > 0 && len(e.Prices) == 0 {
+			errs = append(errs, fmt.Errorf("eval %s has no Prices: a cost ceiling cannot hold without them", e.Name))
+		}
+		cases, err := e.Cases()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("eval %s: %w", e.Name, err))
+			continue
+		}
+		cases = subset(cases, cfg.Cases)
+		sets = append(sets, &set{eval: e, variant: Baseline, cases: cases})
+		for _, v := range slices.Compact(slices.Clone(cfg.Variants)) {
+			sets = append(sets, &set{eval: e, variant: v, cases: cases})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return sets, nil
+}
+
+func (e *Eval) variantNames() []string {
+	var out []string
+	for _, v := range e.Variants {
+		out = append(out, v.Name)
+	}
+	if len(out) == 0 {
+		return []string{"none declared"}
+	}
+	return out
+}
+
+// groupByEval groups the sets by eval, in order.
+func groupByEval(sets []*set) [][]*set {
+	var out [][]*set
+	for _, s := range sets {
+		if len(out) > 0 && out[len(out)-1][0].eval == s.eval {
+			out[len(out)-1] = append(out[len(out)-1], s)
+			continue
+		}
+		out = append(out, []*set{s})
+	}
+	return out
+}
+
+// stop says whether no new attempt may start, and remembers why.
+func (r *runner) stop(ctx context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.stopped != "":
+	case ctx.Err() != nil:
+		r.stopped = "interrupted"
+	case r.cannotHold != "":
+		r.stopped = fmt.Sprintf("the cost ceiling of $%.2f cannot hold: %s", r.cfg.MaxCostUSD, r.cannotHold)
+	case r.cfg.MaxCostUSD > 0 && r.spent >= r.cfg.MaxCostUSD:
+		r.stopped = fmt.Sprintf("the cost so far, $%.4f, reached the ceiling of $%.2f", r.spent, r.cfg.MaxCostUSD)
+	}
+	return r.stopped != ""
+}
+
+// finished counts a row's cost and says so on Progress.
+func (r *runner) finished(row Row) {
+	r.mu.Lock()
+	r.done++
+	r.spent += row.agentUSD + row.judgeUSD
+	if r.cfg.MaxCostUSD > 0 && r.cannotHold == "" && len(row.unpriced) > 0 {
+		r.cannotHold = row.unpriced[0]
+	}
+	done, spent, unpriced := r.done, r.spent, r.cannotHold != "" || len(row.unpriced) > 0
+	r.mu.Unlock()
+	what := row.Status
+	if row.Status == Scored {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(row.Scores)) {
+			parts = append(parts, fmt.Sprintf("%s=%s", k, num(row.Scores[k])))
+		}
+		what += " (" + strings.Join(parts, " ") + ")"
+	}
+	cost := "running cost $" + fmt.Sprintf("%.4f", spent)
+	if unpriced {
+		cost += " + unpriced requests"
+	}
+	r.logf("evals: [%d/%d] %s/%s %s r%d: %s · %s", done, r.total, row.Eval, row.Variant, row.Case, row.Rep, what, cost)
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, format+"\n", args...)
+	}
+}
+
+func (r *runner) describe(sets []*set) string {
+	evals := len(groupByEval(sets))
+	variants := len(sets) / max(evals, 1)
+	cases := 0
+	for _, g := range groupByEval(sets) {
+		cases += len(g[0].cases)
+	}
+	return fmt.Sprintf("%d eval(s) × %d variant(s) × %d case(s) × %d rep(s) = %d attempts", evals, variants, cases, r.cfg.Reps, r.total)
+}
+
+func (r *runner) ceilingNote() string {
+	if r.cfg.MaxCostUSD == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", no new attempt past $%.2f", r.cfg.MaxCostUSD)
+}
+
+// run runs one attempt and returns its row.
+func (r *runner) run(ctx context.Context, a *attempt) Row {
+	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Case: a.c.ID, Rep: a.rep, order: a.order}
+	began := time.Now()
+	name := fmt.Sprintf("%s-r%d", a.c.ID, a.rep)
+	t := &attemptT{name: name, dir: filepath.Join(r.tmp, fmt.Sprintf("%s-%s-%06d", a.eval.Name, a.variant.Name, a.order))}
+	app := a.eval.App
+	app.Env = map[string]string{}
+	for k, v := range a.eval.App.Env {
+		app.Env[k] = v
+	}
+	for k, v := range a.variant.Env {
+		app.Env[k] = v
+	}
+	opts := []fixture.Option{fixture.Recordings(filepath.Join(t.dir, "recordings"), proxy.ModePassthrough), fixture.IdleTimeout(r.cfg.Timeout)}
+	if r.cfg.DatabaseURL != "" {
+		opts = append(opts, fixture.DatabaseServer(r.cfg.DatabaseURL))
+	}
+	opts = append(opts, a.eval.Options...)
+	opts = append(opts, a.variant.Options...)
+	opts = append(opts, fixture.Prices(a.eval.Prices), fixture.Reports(filepath.Join(a.set.staging, "traces")))
+
+	var (
+		f        *fixture.Fixture
+		conv     *fixture.Conversation
+		agentEnd = -1 // where the judge's model requests begin
+		stage    = HarnessError
+		err      error
+	)
+	t.do(func() {
+		f = fixture.New(t, app, opts...)
+		if a.eval.Setup != nil {
+			stage = SetupError
+			sctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			err = a.eval.Setup(sctx, f, a.c)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+		stage = HarnessError
+		conv = f.Run(a.eval.Input(a.c))
+		agentEnd = len(f.ModelRequests())
+		if truncated(conv.ModelRequests) || providerFailed(conv) {
+			return
+		}
+		stage = GraderError
+		gctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+		defer cancel()
+		res := Result{Fixture: f, Conversation: conv, Variant: a.variant.Name, Rep: a.rep}
+		var scores map[string]float64
+		scores, err = a.eval.Grade(gctx, res, a.c)
+		if err == nil {
+			err = checkScores(a.eval.Metrics, scores)
+		}
+		if err != nil {
+			return
+		}
+		if a.eval.Judge != nil {
+			var v judge.Verdict
+			v, err = r.judge(ctx, a, f, conv)
+			if err != nil {
+				err = fmt.Errorf("judge: %w", err)
+				return
+			}
+			scores[JudgeMetric] = v.Score
+		}
+		row.Scores = scores
+		stage = Scored
+	})
+	// The cost is counted before the cleanups stop the proxy, from every
+	// model request the attempt made, whether or not it got as far as a
+	// score.
+	var all []fixture.ModelRequest
+	if f != nil {
+		all = f.ModelRequests()
+		r.cost(&row, all, agentEnd)
+	}
+	t.cleanup()
+	row.DurationMs = float64(time.Since(began).Microseconds()) / 1000
+	if conv != nil && f != nil {
+		row.Trace = filepath.ToSlash(filepath.Join("traces", name))
+	}
+	row.Status, row.Error = classify(ctx, t, stage, err, conv, all)
+	if row.Status != Scored {
+		row.Scores = nil
+	}
+	return row
+}
+
+// classify says what became of an attempt.
+func classify(ctx context.Context, t *attemptT, stage string, err error, conv *fixture.Conversation, all []fixture.ModelRequest) (string, string) {
+	failed := t.failure()
+	var msg string
+	switch {
+	case err != nil && failed != "":
+		msg = err.Error() + "; " + failed
+	case err != nil:
+		msg = err.Error()
+	default:
+		msg = failed
+	}
+	msg = redact(msg)
+	switch {
+	case ctx.Err() != nil && (stage != Scored || failed != ""):
+		return Interrupted, msg
+	case t.timedOut():
+		return Timeout, msg
+	case conv != nil && truncated(conv.ModelRequests):
+		return Truncated, "an answer ended at its token limit (" + truncatedReason(conv.ModelRequests) + ")"
+	case conv != nil && providerFailed(conv):
+		return ProviderError, "a turn failed after the model's provider answered with an error: " + providerErrors(conv.ModelRequests)
+	case failed != "" && stage == Scored:
+		// The attempt scored, but the fixture or its cleanup said
+		// something went wrong: not a score to trust.
+		return HarnessError, msg
+	case failed != "" && conv == nil && providerErrors(all) != "":
+		return ProviderError, msg + "; the model's provider answered with errors: " + providerErrors(all)
+	case stage == Scored:
+		return Scored, ""
+	}
+	return stage, msg
+}
+
+// judge asks the eval's judge about the attempt's transcript.
+func (r *runner) judge(ctx context.Context, a *attempt, f *fixture.Fixture, conv *fixture.Conversation) (judge.Verdict, error) {
+	j := f.RubricJudge(a.eval.Judge.Rubric(a.c))
+	if a.eval.Judge.Model != "" {
+		j.Model = a.eval.Judge.Model
+	}
+	jctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	return j.Assess(jctx, judge.Case{Earlier: conv.Earlier, Transcript: conv.Transcript})
+}
+
+// cost counts the attempt's model requests: the agent's before
+// agentEnd (all of them when it is -1), the judge's after.
+func (r *runner) cost(row *Row, ms []fixture.ModelRequest, agentEnd int) {
+	if agentEnd < 0 {
+		agentEnd = len(ms)
+	}
+	var agentUnknown, judgeUnknown bool
+	var judgeSeen bool
+	for i, m := range ms {
+		judgeReq := i >= agentEnd
+		row.Tokens.add(m)
+		row.ModelRequests++
+		if judgeReq {
+			judgeSeen = true
+			row.judgeModels = append(row.judgeModels, m.Model)
+		} else {
+			row.agentModels = append(row.agentModels, m.Model)
+		}
+		if m.CostUSD == nil {
+			row.unpriced = append(row.unpriced, m.Unpriced)
+			if judgeReq {
+				judgeUnknown = true
+				row.judgeOpen++
+			} else {
+				agentUnknown = true
+				row.UnpricedRequests++
+			}
+			continue
+		}
+		if judgeReq {
+			row.judgeUSD += *m.CostUSD
+		} else {
+			row.agentUSD += *m.CostUSD
+		}
+	}
+	if !agentUnknown {
+		v := row.agentUSD
+		row.CostUSD = &v
+	}
+	if judgeSeen && !judgeUnknown {
+		v := row.judgeUSD
+		row.JudgeCostUSD = &v
+	}
+}
+
+// truncated says whether an answer ended at a token limit.
+func truncated(ms []fixture.ModelRequest) bool {
+	return slices.ContainsFunc(ms, func(m fixture.ModelRequest) bool { return m.Truncated })
+}
+
+func truncatedReason(ms []fixture.ModelRequest) string {
+	var out []string
+	for _, m := range ms {
+		if m.Truncated {
+			out = append(out, fmt.Sprintf("%s, %s: %s", m.Model, m.Purpose, m.FinishReason))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// providerFailed says whether a turn failed where the provider answered
+// with an error: the provider's failure, not the agent's.
+func providerFailed(conv *fixture.Conversation) bool {
+	failedTurn := slices.ContainsFunc(conv.Turns, func(t fixture.Turn) bool { return t.Status == "failed" })
+	return failedTurn && providerErrors(conv.ModelRequests) != ""
+}
+
+func providerErrors(ms []fixture.ModelRequest) string {
+	var out []string
+	for _, m := range ms {
+		if m.Error != "" {
+			out = append(out, fmt.Sprintf("%s: %d %s", m.Model, m.Status, m.Error))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// checkScores says what is wrong with what Grade returned.
+func checkScores(metrics []Metric, scores map[string]float64) error {
+	var errs []error
+	for _, m := range metrics {
+		v, ok := scores[m.ID]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("no value for metric %q", m.ID))
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			errs = append(errs, fmt.Errorf("metric %q is %v", m.ID, v))
+		case m.Kind == Binary && v != 0 && v != 1:
+			errs = append(errs, fmt.Errorf("metric %q is binary: %v is neither 0 nor 1", m.ID, v))
+		case m.Kind == Count && (v < 0 || v != math.Trunc(v)):
+			errs = append(errs, fmt.Errorf("metric %q is a count: %v is not a whole number from 0", m.ID, v))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(scores)) {
+		if !slices.ContainsFunc(metrics, func(m Metric) bool { return m.ID == k }) {
+			errs = append(errs, fmt.Errorf("metric %q is not declared in Metrics", k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sortRows orders rows as the plan did.
+func sortRows(rows []Row) {
+	sort.Slice(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
+}
