@@ -139,7 +139,7 @@ func parseCase(line []byte) (Case, error) {
 	if err := dec.Decode(&c); err != nil {
 		var syntax *json.SyntaxError
 		switch {
-		case errors.As(err, &syntax):
+		case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 			return c, fmt.Errorf("not JSON: %v", err)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
 			return c, fmt.Errorf("%v; a case has id, input, expected, seed and tags", strings.TrimPrefix(err.Error(), "json: "))

@@ -36,17 +36,12 @@ func Main(evals ...Eval) {
 // said on stderr what went wrong.
 func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	err := cmd.ExecuteContext(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.Is(err, cli.ErrInterrupted) || ctx.Err() != nil:
-		fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
-		return cli.ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		return 2
+	if ctx.Err() != nil {
+		return cli.ExitInterrupted
 	}
 	return cli.ExitCode(err)
 }
@@ -91,10 +86,13 @@ a bad cases file, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			chosen, err := choose(evals, args)
 			if err != nil {
-				return err
+				return cli.UsageError{Err: err}
 			}
 			if list {
-				return printList(cmd.OutOrStdout(), chosen)
+				return usage(printList(cmd.OutOrStdout(), chosen))
+			}
+			if cfg.Reps < 1 || cfg.Concurrency < 1 || cfg.Timeout <= 0 {
+				return cli.Usagef("--reps and --concurrency take 1 or more, --timeout a positive duration")
 			}
 			for _, v := range variants {
 				for _, name := range strings.Split(v, ",") {
@@ -104,10 +102,10 @@ a bad cases file, 130 interrupted.`,
 				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()
-			return runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen)
+			return usage(runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen))
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ConfigError{Err: err} })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	fl := cmd.Flags()
 	fl.BoolVar(&cfg.DryRun, "dry-run", false, "resolve the cases and print the attempts; start no app, call no model, write nothing")
 	fl.IntVar(&cfg.Reps, "reps", 1, "run each case `N` times")
@@ -123,6 +121,14 @@ a bad cases file, 130 interrupted.`,
 	return cmd
 }
 
+// usage makes a *ConfigError a usage error: exit code 2.
+func usage(err error) error {
+	if _, ok := errors.AsType[*ConfigError](err); ok {
+		return cli.UsageError{Err: err}
+	}
+	return err
+}
+
 // choose returns the evals named, in the order declared, or all.
 func choose(evals []Eval, names []string) ([]Eval, error) {
 	if len(names) == 0 {
@@ -136,7 +142,7 @@ func choose(evals []Eval, names []string) ([]Eval, error) {
 			for _, e := range evals {
 				have = append(have, e.Name)
 			}
-			return nil, &ConfigError{Err: fmt.Errorf("no eval %q (have: %s)", n, strings.Join(have, ", "))}
+			return nil, fmt.Errorf("no eval %q (have: %s)", n, strings.Join(have, ", "))
 		}
 		out = append(out, evals[i])
 	}

@@ -1,0 +1,340 @@
+package evals_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentvcr/agentvcr/evals"
+	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
+	"github.com/agentvcr/agentvcr/fakeai"
+	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/internal/pgtest"
+	"github.com/agentvcr/agentvcr/judge"
+	"github.com/agentvcr/agentvcr/proxy"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+var (
+	router = fakeai.Agent{Name: "router", Purpose: "structured", SystemPrefix: "You choose the execution profile"}
+	titler = fakeai.Agent{Name: "title", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Generate a concise") }}
+	loop   = fakeai.Agent{Name: "agent", Purpose: "agent"}
+	routed = fakeai.Output(map[string]any{"reasoning_level": "low", "profile": "fast", "confidence": 0.9, "reason": "short"})
+)
+
+// casesFile writes lines as a cases file and returns its path.
+func casesFile(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cases.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// answers is the example eval on the cases at path, with the model from
+// up (a stand-in gateway).
+func answers(up *fakeai.Server, path string) evals.Eval {
+	e := agentevals.Answers("eval-test-key", fixture.Upstream(up.Transport()))
+	e.Cases = evals.FromJSONL(path)
+	return e
+}
+
+// scriptTurns scripts n conversations' router and title answers.
+func scriptTurns(up *fakeai.Server, n int) {
+	for range n {
+		up.Respond(router, routed)
+		up.Respond(titler, fakeai.Text("A question"))
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// The cost is the priced usage the responses reported: plain input,
+// cache reads, cache writes and output at their prices, and server-side
+// searches per thousand, summed over the attempt's model requests.
+func TestPricedUsageSumsToTheCost(t *testing.T) {
+	up := fakeai.NewServer(t)
+	up.Respond(router, routed.WithUsage(fakeai.Usage{Input: 1000, Output: 100}))
+	up.Respond(titler, fakeai.Text("Minutes").WithUsage(fakeai.Usage{Input: 500, Output: 20}))
+	up.Respond(loop, fakeai.Text("200").WithUsage(fakeai.Usage{Input: 12000, Output: 800, CacheRead: 8000, CacheWrite: 1000, WebSearches: 2}))
+	e := answers(up, casesFile(t, `{"id":"minutes","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`))
+	e.Prices = fixture.Pricing{
+		agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75, PerKServerTool: map[string]float64{"web_search": 10}},
+		agentevals.Haiku:  {InputPerMTok: 1, OutputPerMTok: 5},
+	}
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By hand: the agent's 3,000 plain input tokens at $3, 800 output at
+	// $15, 8,000 cache reads at $0.30, 1,000 cache writes at $3.75, two
+	// searches at $10 a thousand; the router's and the title's at the
+	// fast model's $1 and $5.
+	agent := (3000*3 + 800*15 + 8000*0.30 + 1000*3.75) / 1e6
+	agent += 2 * 10.0 / 1000
+	fast := (1000*1+100*5)/1e6 + (500*1+20*5)/1e6
+	s := rep.Runs[0]
+	if s.Scored != 1 || s.Cost.AgentUSD == nil || !near(*s.Cost.AgentUSD, agent+fast) {
+		t.Fatalf("cost %+v (scored %d); want $%v", s.Cost, s.Scored, agent+fast)
+	}
+	if s.Cost.ModelRequests != 3 || s.Cost.Tokens != (evals.Tokens{Input: 13500, Output: 920, CacheRead: 8000, CacheWrite: 1000}) {
+		t.Fatalf("usage %+v", s.Cost)
+	}
+	if rep.CostUSD == nil || !near(*rep.CostUSD, agent+fast) {
+		t.Fatalf("the run's cost %v", rep.CostUSD)
+	}
+}
+
+// A model with no price gives rows with no cost, not zero, and a cost
+// ceiling says it cannot hold: no attempt starts after the first.
+func TestAnUnpricedModelHasNoCostAndTheCeilingCannotHold(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 1)
+	up.Respond(loop, fakeai.Text("200"))
+	path := casesFile(t, `{"id":"a","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`,
+		`{"id":"b","input":"What is 17 + 26?","expected":"43"}`, `{"id":"c","input":"What is 2 + 2?","expected":"4"}`)
+	e := answers(up, path)
+	e.Prices = fixture.Pricing{"some/other-model": {InputPerMTok: 1, OutputPerMTok: 1}}
+	out := t.TempDir()
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, MaxCostUSD: 5}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	if s.Started != 1 || s.Cost.AgentUSD != nil || s.Cost.UnpricedRequests != 3 || len(s.Cost.Unpriced) == 0 ||
+		!strings.Contains(s.Cost.Unpriced[0], "no price for model") {
+		t.Fatalf("summary %+v", s)
+	}
+	if rep.CostUSD != nil || rep.CeilingHeld == nil || *rep.CeilingHeld || !strings.Contains(rep.Stopped, "cannot hold") {
+		t.Fatalf("report: cost %v held %v stopped %q", rep.CostUSD, rep.CeilingHeld, rep.Stopped)
+	}
+	rows := readLines(t, filepath.Join(out, "answers", "baseline", "rows.jsonl"))
+	if len(rows) != 1 || !strings.Contains(rows[0], `"costUsd":null`) || !strings.Contains(rows[0], `"unpricedRequests":3`) {
+		t.Fatalf("rows %q", rows)
+	}
+	// Without a ceiling the run goes on, and says the cost is unknown.
+	up2 := fakeai.NewServer(t)
+	scriptTurns(up2, 3)
+	up2.Respond(loop, fakeai.Text("200"), fakeai.Text("43"), fakeai.Text("4"))
+	e = answers(up2, path)
+	e.Prices = nil
+	rep, err = evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
+	if err != nil || rep.Runs[0].Started != 3 || rep.Runs[0].Cost.AgentUSD != nil || rep.Stopped != "" {
+		t.Fatalf("without a ceiling: %v %+v", err, rep)
+	}
+	// A ceiling on an eval without prices is refused before anything
+	// starts.
+	if _, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), MaxCostUSD: 1}, e); !errors.As(err, new(*evals.ConfigError)) ||
+		!strings.Contains(err.Error(), "no Prices") {
+		t.Fatalf("a ceiling without prices: %v", err)
+	}
+}
+
+// Once the cost reaches the ceiling no new attempt starts; the attempts
+// already running finish and are scored.
+func TestTheCeilingStopsNewAttempts(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 2)
+	usage := fakeai.Usage{Input: 1000, Output: 100}
+	up.Respond(loop, fakeai.Text("200").WithUsage(usage), fakeai.Text("200").WithUsage(usage))
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, `{"id":"c`+string(rune('0'+i))+`","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`)
+	}
+	e := answers(up, casesFile(t, lines...))
+	// Two attempts start together: each waits in Setup for the other, so
+	// both are running before either can cost anything.
+	var started sync.WaitGroup
+	started.Add(2)
+	e.Setup = func(ctx context.Context, _ *fixture.Fixture, _ evals.Case) error {
+		started.Done()
+		done := make(chan struct{})
+		go func() { started.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-time.After(30 * time.Second):
+			return errors.New("the other attempt never started")
+		}
+	}
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Concurrency: 2, MaxCostUSD: 0.000001}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	if s.Started != 2 || s.Scored != 2 || s.Attempts != 10 || !strings.Contains(rep.Stopped, "reached the ceiling") ||
+		rep.CeilingHeld == nil || !*rep.CeilingHeld {
+		t.Fatalf("summary %+v; stopped %q", s, rep.Stopped)
+	}
+}
+
+// A truncated answer is kept out of the means and counted.
+func TestATruncatedAnswerIsKeptOutOfTheMeans(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 3)
+	first := "How many minutes are in 3 hours and 20 minutes?"
+	byCase := fakeai.Agent{Name: "first", Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), first) }}
+	up.Respond(byCase, fakeai.Truncated("20"))
+	up.Respond(loop, fakeai.Text("43"), fakeai.Text("5"))
+	out := t.TempDir()
+	e := answers(up, casesFile(t, `{"id":"cut","input":"`+first+`","expected":"200"}`,
+		`{"id":"right","input":"What is 17 + 26?","expected":"43"}`, `{"id":"wrong","input":"What is 2 + 2?","expected":"4"}`))
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	correct := s.Metrics[0]
+	// Had the truncated answer counted as wrong, the mean would be 1/3.
+	if s.Scored != 2 || s.Truncated != 1 || s.Excluded[evals.Truncated] != 1 || correct.N != 2 || *correct.Mean != 0.5 {
+		t.Fatalf("summary %+v, correct %+v", s, correct)
+	}
+	failures := readLines(t, filepath.Join(out, "answers", "baseline", "failures.jsonl"))
+	if len(failures) != 1 || !strings.Contains(failures[0], `"class":"truncated"`) || !strings.Contains(failures[0], `"case":"cut"`) {
+		t.Fatalf("failures %q", failures)
+	}
+}
+
+// Attempts that produce nothing scorable are classed: the provider
+// failed the turn, the agent was not idle in time, the grader failed,
+// the setup failed.
+func TestUnscorableAttemptsAreClassed(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 3)
+	up.Respond(loop, fakeai.ProviderError(529), fakeai.Text("43"), fakeai.Text("4"))
+	path := casesFile(t, `{"id":"overloaded","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`,
+		`{"id":"slow","input":"What is 17 + 26?","expected":"43","tags":["slow"]}`,
+		`{"id":"badgrade","input":"What is 2 + 2?","expected":"4","tags":["badgrade"]}`,
+		`{"id":"nosetup","input":"What is 3 + 3?","expected":"6","tags":["nosetup"]}`)
+	e := answers(up, path)
+	e.Setup = func(ctx context.Context, f *fixture.Fixture, c evals.Case) error {
+		switch {
+		case c.HasTag("nosetup"):
+			return errors.New("the seed data is missing")
+		case c.HasTag("slow"):
+			// The turn's first model request, the router's, is
+			// answered after the attempt's timeout.
+			_, err := f.Proxy().AddFault(proxy.Fault{Kind: proxy.FaultLatency, Route: "model", Path: "/language-model", DelayMs: 2500})
+			return err
+		}
+		return nil
+	}
+	grade := e.Grade
+	e.Grade = func(ctx context.Context, r evals.Result, c evals.Case) (map[string]float64, error) {
+		s, err := grade(ctx, r, c)
+		if c.HasTag("badgrade") {
+			s["correct"] = 0.5
+		}
+		return s, err
+	}
+	out := t.TempDir()
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: time.Second}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"overloaded": evals.ProviderError, "slow": evals.Timeout, "badgrade": evals.GraderError, "nosetup": evals.SetupError}
+	for _, line := range readLines(t, filepath.Join(out, "answers", "baseline", "failures.jsonl")) {
+		var f struct{ Case, Class, Error string }
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatal(err)
+		}
+		if want[f.Case] != f.Class || f.Error == "" {
+			t.Errorf("%s: class %s (%s); want %s", f.Case, f.Class, f.Error, want[f.Case])
+		}
+		delete(want, f.Case)
+	}
+	if len(want) > 0 || rep.Runs[0].Scored != 0 {
+		t.Fatalf("not classed: %v; scored %d", want, rep.Runs[0].Scored)
+	}
+	// The attempt that timed out had its proxy shut down under it: how
+	// far its turn got before that is a matter of timing.
+	up.DropUnused()
+}
+
+// A dry run resolves the cases and says what would run; it starts no
+// app, calls no model and writes nothing.
+func TestADryRunCallsNothingAndWritesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	up := fakeai.NewServer(t)
+	out := filepath.Join(t.TempDir(), "results")
+	e := agentevals.Answers("eval-test-key", fixture.Upstream(up.Transport()))
+	var progress strings.Builder
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, DryRun: true, Reps: 2, Variants: []string{"haiku"}, Progress: &progress}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Planned) != 40 || rep.Planned[0].Source != "cases.jsonl:1" {
+		t.Fatalf("planned %d: %+v", len(rep.Planned), rep.Planned[:1])
+	}
+	if calls := up.AllCalls(); len(calls) != 0 {
+		t.Fatalf("the model was called %d times", len(calls))
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the results directory: %v", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("temporary files: %v", left)
+	}
+	if rep.CostUSD != nil || progress.Len() != 0 {
+		t.Fatalf("cost %v, progress %q", rep.CostUSD, progress.String())
+	}
+}
+
+// The judge scores the transcript as metric "judge"; its model requests
+// are priced apart from the agent's, so that they cannot move a
+// variant's cost.
+func TestTheJudgesCostIsCountedApart(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 1)
+	up.Respond(loop, fakeai.Text("200").WithUsage(fakeai.Usage{Input: 1000, Output: 10}))
+	judgeAgent := fakeai.Agent{Name: "judge", SystemPrefix: judge.System[:40]}
+	up.Respond(judgeAgent, fakeai.Text(`{"answer":"B","rationale":"Right, tersely."}`).WithUsage(fakeai.Usage{Input: 2000, Output: 50}))
+	e := answers(up, casesFile(t, `{"id":"minutes","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`))
+	e.Judge = &evals.Judge{Model: "openai/gpt-5.4", Rubric: func(c evals.Case) judge.Rubric {
+		return judge.Rubric{Pass: []string{"answers " + c.ExpectedText()}}
+	}}
+	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5},
+		"openai/gpt-5.4": {InputPerMTok: 2, OutputPerMTok: 10}}
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	judgeUSD := (2000*2 + 50*10) / 1e6
+	if s.Scored != 1 || s.Cost.JudgeUSD == nil || !near(*s.Cost.JudgeUSD, judgeUSD) || s.JudgeSharesProvider || len(s.JudgeModels) != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+	last := s.Metrics[len(s.Metrics)-1]
+	if last.ID != evals.JudgeMetric || *last.Mean != 0.75 {
+		t.Fatalf("judge metric %+v", last)
+	}
+	if !near(*rep.CostUSD, *s.Cost.AgentUSD+judgeUSD) {
+		t.Fatalf("the run's cost %v is not the agent's %v and the judge's %v", *rep.CostUSD, *s.Cost.AgentUSD, judgeUSD)
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
