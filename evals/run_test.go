@@ -224,7 +224,7 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 		case c.HasTag("slow"):
 			// The turn's first model request, the router's, is
 			// answered after the attempt's timeout.
-			_, err := f.Proxy().AddFault(proxy.Fault{Kind: proxy.FaultLatency, Route: "model", Path: "/language-model", DelayMs: 2500})
+			_, err := f.Proxy().AddFault(proxy.Fault{Kind: proxy.FaultLatency, Route: "model", Path: "/language-model", DelayMs: 60000})
 			return err
 		}
 		return nil
@@ -238,7 +238,7 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 		return s, err
 	}
 	out := t.TempDir()
-	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: time.Second}, e)
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: 3 * time.Second}, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	agent "github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/evals"
+	agent "github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fixture"
 )
 
