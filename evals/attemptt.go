@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -81,11 +82,17 @@ func (t *attemptT) TempDir() string {
 }
 
 // do runs f as the attempt's body, in a goroutine of its own, and returns
-// when f returns or calls Fatalf.
+// when f returns or calls Fatalf. A panic in f (an eval's Setup or Grade)
+// fails the attempt, as it fails a test, instead of the whole run.
 func (t *attemptT) do(f func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
 		f()
 	}()
 	<-done

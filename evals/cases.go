@@ -17,8 +17,8 @@ import (
 // Case is one line of an eval's cases file: an id, the input, and what
 // setup and the grader read.
 type Case struct {
-	// ID names the case in rows, traces and messages; unique in its
-	// file.
+	// ID names the case in rows, traces and messages: letters, digits,
+	// '.', '_' and '-', unique in its file.
 	ID string `json:"id"`
 	// Input is what the case asks: a JSON string (Text) or any JSON
 	// value Input reads with Decode.
@@ -151,8 +151,11 @@ func parseCase(line []byte) (Case, error) {
 		return c, errors.New("more than one JSON value on the line")
 	}
 	switch {
-	case strings.TrimSpace(c.ID) == "":
+	case c.ID == "":
 		return c, errors.New(`no "id"`)
+	case !namePattern.MatchString(c.ID):
+		// An id names the attempt's trace directory and its lines.
+		return c, fmt.Errorf("id %q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.ID)
 	case len(c.Input) == 0 || string(c.Input) == "null":
 		return c, errors.New(`no "input"`)
 	}

@@ -25,6 +25,9 @@ import (
 // a usage error or a bad cases file, 130 when interrupted.
 func Main(evals ...Eval) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal stops the run gracefully; a second one, with the
+	// default handling back, ends the process.
+	context.AfterFunc(ctx, stop)
 	cmd := Command(evals...)
 	cmd.SetArgs(os.Args[1:])
 	code := Execute(ctx, cmd, os.Stderr)
@@ -72,6 +75,10 @@ unpriced request makes it unable to hold; running attempts finish.
 
 With no EVAL, every eval runs. Each attempt gets a database of its own on
 --database-url, or on a private PostgreSQL started for the run.
+
+Ctrl-C (SIGINT or SIGTERM) starts no new attempt and makes the running
+attempts' proxies refuse every new model request, so that their turns end
+at once; what ran is written. A second Ctrl-C quits at once.
 
 Exit codes: 0 every attempt ran (whatever it scored), 1 the run stopped
 early (the ceiling) or its results could not be written, 2 a usage error or

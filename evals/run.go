@@ -149,6 +149,49 @@ type runner struct {
 	stopped    string  // why no new attempt starts, once one does not
 	done       int
 	total      int
+	running    map[*fixture.Fixture]bool
+	halted     bool // ctx ended: running attempts' proxies take no new request
+}
+
+// started registers an attempt's fixture, so that an interruption can
+// stop its proxy; it stops it at once if the run is halted already.
+func (r *runner) started(f *fixture.Fixture) {
+	r.mu.Lock()
+	halted := r.halted
+	if !halted {
+		r.running[f] = true
+	}
+	r.mu.Unlock()
+	if halted {
+		halt(f)
+	}
+}
+
+func (r *runner) ended(f *fixture.Fixture) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.running, f)
+}
+
+// haltAll makes every running attempt's proxy reject each new model
+// request, as an outage would: an interrupted run spends nothing more,
+// and its attempts' turns fail and end as soon as the requests in flight
+// do, while Slack (the mock) still answers, so that the app can end its
+// turns as it would.
+func (r *runner) haltAll() {
+	r.mu.Lock()
+	r.halted = true
+	fs := slices.Collect(maps.Keys(r.running))
+	r.mu.Unlock()
+	for _, f := range fs {
+		halt(f)
+	}
+}
+
+// halt makes f's proxy reject every new model request.
+func halt(f *fixture.Fixture) {
+	// The fault is valid, so AddFault cannot fail.
+	f.Proxy().AddFault(proxy.Fault{Kind: proxy.FaultRejectModelRequest, Times: -1})
 }
 
 // ConfigError is a Run that cannot start as asked: no attempt ran.
@@ -176,7 +219,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	r := &runner{cfg: cfg, start: time.Now()}
+	r := &runner{cfg: cfg, start: time.Now(), running: map[*fixture.Fixture]bool{}}
 	var attempts []*attempt
 	// Repetition first, then case, then variant: a run stopped early has
 	// whole repetitions, and each variant the same cases as the baseline.
@@ -214,6 +257,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	defer os.RemoveAll(r.tmp)
 	r.logf("evals: %s, %d at a time%s; results in %s", r.describe(sets), cfg.Concurrency, r.ceilingNote(), cfg.Out)
 
+	defer context.AfterFunc(ctx, r.haltAll)()
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -424,6 +468,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	)
 	t.do(func() {
 		f = fixture.New(t, app, opts...)
+		r.started(f)
 		if a.eval.Setup != nil {
 			stage = SetupError
 			sctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -468,6 +513,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	// score.
 	var all []fixture.ModelRequest
 	if f != nil {
+		r.ended(f)
 		all = f.ModelRequests()
 		r.cost(&row, all, agentEnd)
 	}

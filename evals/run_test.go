@@ -338,3 +338,61 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// An interrupted run starts no new attempt, its running attempts make no
+// new model request and end, and what ran is written.
+func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
+	up := fakeai.NewServer(t)
+	e := answers(up, casesFile(t, `{"id":"a","input":"What is 1 + 1?","expected":"2"}`,
+		`{"id":"b","input":"What is 17 + 26?","expected":"43"}`, `{"id":"c","input":"What is 2 + 2?","expected":"4"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.Setup = func(context.Context, *fixture.Fixture, evals.Case) error {
+		cancel() // Ctrl-C, as the first attempt starts
+		return nil
+	}
+	out := t.TempDir()
+	began := time.Now()
+	rep, err := evals.Run(ctx, evals.Config{Out: out}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	if rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 || len(up.AllCalls()) != 0 {
+		t.Fatalf("stopped %q, summary %+v, model calls %d", rep.Stopped, s, len(up.AllCalls()))
+	}
+	if took := time.Since(began); took > 30*time.Second {
+		t.Fatalf("the interrupted attempt took %s to end", took)
+	}
+	if rows := readLines(t, filepath.Join(out, "answers", "baseline", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
+		t.Fatalf("rows %q", rows)
+	}
+}
+
+// A panic in an eval's own code fails its attempt, not the run.
+func TestAPanicFailsTheAttemptOnly(t *testing.T) {
+	up := fakeai.NewServer(t)
+	scriptTurns(up, 2)
+	up.Respond(loop, fakeai.Text("43"), fakeai.Text("4"))
+	e := answers(up, casesFile(t, `{"id":"boom","input":"What is 17 + 26?","expected":"43"}`, `{"id":"fine","input":"What is 2 + 2?","expected":"4"}`))
+	grade := e.Grade
+	e.Grade = func(ctx context.Context, r evals.Result, c evals.Case) (map[string]float64, error) {
+		if c.ID == "boom" {
+			var m map[string]float64
+			m["correct"] = 1 // a nil map
+		}
+		return grade(ctx, r, c)
+	}
+	out := t.TempDir()
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Runs[0]; s.Scored != 1 || s.Excluded[evals.GraderError] != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+	failures := readLines(t, filepath.Join(out, "answers", "baseline", "failures.jsonl"))
+	if len(failures) != 1 || !strings.Contains(failures[0], "panic: assignment to entry in nil map") {
+		t.Fatalf("failures %q", failures)
+	}
+}
