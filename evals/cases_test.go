@@ -17,6 +17,7 @@ func TestALineThatIsNotACaseIsNamed(t *testing.T) {
 		{"a misspelt key", `{"id":"a","input":"x","expect":"y"}`, `cases.jsonl:1: unknown field "expect"; a case has id, input, expected, seed and tags`},
 		{"no id", "\n\n" + `{"input":"x"}`, `cases.jsonl:3: no "id"`},
 		{"no input", `{"id":"a"}`, `cases.jsonl:1: no "input"`},
+		{"an id that is a path", `{"id":"../a","input":"x"}`, `cases.jsonl:1: id "../a": want letters, digits`},
 		{"a null input", `{"id":"a","input":null}`, `cases.jsonl:1: no "input"`},
 		{"an id twice", `{"id":"a","input":"x"}` + "\n" + `{"id":"b","input":"x"}` + "\n" + `{"id":"a","input":"y"}`, `cases.jsonl:3: id "a" is that of line 1 too`},
 		{"two values on a line", `{"id":"a","input":"x"} {"id":"b","input":"y"}`, "cases.jsonl:1: more than one JSON value"},
