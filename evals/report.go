@@ -384,24 +384,7 @@ func writeJSON(path string, v any) error {
 // redact replaces the secrets in a message with the rule that found
 // each: an error may quote what the app or a tool said.
 func redact(s string) string {
-	ms := secrets.Default().Find(s)
-	if len(ms) == 0 {
-		return s
-	}
-	slices.SortFunc(ms, func(a, b secrets.Match) int { return a.Start - b.Start })
-	var b strings.Builder
-	at := 0
-	for _, m := range ms {
-		if m.Start < at {
-			at = max(at, m.End)
-			continue
-		}
-		b.WriteString(s[at:m.Start])
-		b.WriteString("[redacted " + m.Rule + "]")
-		at = m.End
-	}
-	b.WriteString(s[at:])
-	return b.String()
+	return secrets.Default().Redact(s, func(m secrets.Match) string { return "<<redacted " + m.Rule + ">>" })
 }
 
 // num writes a value briefly: 1, 0.75, 3.

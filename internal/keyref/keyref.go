@@ -260,6 +260,8 @@ func redactSecrets(s string) string {
 	pos := 0
 	for _, m := range found {
 		if m.Start < pos {
+			// Overlapping secrets are one span: none of either stays.
+			pos = max(pos, m.End)
 			continue
 		}
 		b.WriteString(s[pos:m.Start])

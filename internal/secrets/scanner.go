@@ -742,3 +742,9 @@ func entropy(s string) float64 {
 	}
 	return h
 }
+
+// Redact returns text with every secret the scanner finds replaced by
+// what with says of it (see the package's Redact).
+func (s *Scanner) Redact(text string, with func(Match) string) string {
+	return Redact(text, s.Find(text), with)
+}

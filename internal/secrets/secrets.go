@@ -12,6 +12,7 @@ package secrets
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -87,6 +88,32 @@ func Find(s string) []Match {
 		}
 	}
 	return found
+}
+
+// Redact returns text with each secret found in it replaced by what
+// with says of it. Secrets that overlap (a Slack token whose characters
+// run on into a GitHub token's) are replaced as one span, named by the
+// first, so that no part of either survives.
+func Redact(text string, found []Match, with func(Match) string) string {
+	if len(found) == 0 {
+		return text
+	}
+	found = slices.Clone(found)
+	slices.SortStableFunc(found, func(a, b Match) int { return a.Start - b.Start })
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(found); {
+		m := found[i]
+		end := m.End
+		for i++; i < len(found) && found[i].Start < end; i++ {
+			end = max(end, found[i].End)
+		}
+		b.WriteString(text[at:m.Start])
+		b.WriteString(with(m))
+		at = end
+	}
+	b.WriteString(text[at:])
+	return b.String()
 }
 
 // First returns the name of the first rule that matches in s, or "".

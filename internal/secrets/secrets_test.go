@@ -35,3 +35,39 @@ func TestFindEachFamily(t *testing.T) {
 		}
 	}
 }
+
+// Redact leaves no part of any secret, however the secrets of different
+// rules overlap (a token in a bearer header in a URL's password), and
+// the text around them as it was.
+func TestRedactLeavesNoPartOfASecret(t *testing.T) {
+	slackToken := "xoxb-" + strings.Repeat("1", 12) + "-" + strings.Repeat("a", 24)
+	github := "ghp_" + strings.Repeat("s", 36)
+	anthropic := "sk-ant-api03-" + strings.Repeat("q", 40)
+	texts := []string{
+		"plain " + slackToken + " and " + github + " end",
+		"Authorization: Bearer " + github,
+		"https://bot:" + anthropic + "@api.example.com/v1",
+		"token=" + slackToken + github,
+		`{"api_key": "` + anthropic + `", "next": "` + slackToken + `"}`,
+	}
+	for _, text := range texts {
+		got := Default().Redact(text, func(m Match) string { return "<<redacted " + m.Rule + ">>" })
+		for _, secret := range []string{slackToken, github, anthropic} {
+			for i := 0; i+12 <= len(secret); i++ {
+				if strings.Contains(got, secret[i:i+12]) {
+					t.Errorf("%q\nkeeps %q of a secret: %q", text, secret[i:i+12], got)
+					break
+				}
+			}
+		}
+		if f := Default().Find(got); len(f) != 0 {
+			t.Errorf("%q: the redacted text still holds %+v", got, f)
+		}
+	}
+	if got := Default().Redact("before "+github+" after", func(Match) string { return "X" }); got != "before X after" {
+		t.Errorf("the text around the secret: %q", got)
+	}
+	if got := Default().Redact("nothing here", func(Match) string { return "X" }); got != "nothing here" {
+		t.Errorf("clean text: %q", got)
+	}
+}

@@ -88,6 +88,19 @@ func TestRedactionNeverWritesCredentials(t *testing.T) {
 		t.Errorf("redaction took more than credentials:\n%s", b)
 	}
 
+	// Two secrets run together: the Slack token's shape takes the start
+	// of the GitHub token's; no part of either is written.
+	github := "ghp_" + strings.Repeat("s", 36)
+	c.Interactions[1].Response.Body = `{"ok":true,"text":"` + slack + github + `"}`
+	runTogether := filepath.Join(t.TempDir(), "r.yaml")
+	if err := c.Save(runTogether); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(runTogether)
+	if strings.Contains(string(b), strings.Repeat("s", 12)) || strings.Contains(string(b), strings.Repeat("b", 12)) {
+		t.Errorf("a part of a secret was written:\n%s", b)
+	}
+
 	// A secret where no rule looks: the scan of the bytes refuses.
 	c.Interactions[0].Response.Status = "200 OK " + slack
 	survivor := filepath.Join(t.TempDir(), "s.yaml")

@@ -129,23 +129,7 @@ func redactSecrets(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	found := secrets.Find(s)
-	if len(found) == 0 {
-		return s
-	}
-	slices.SortFunc(found, func(a, b secrets.Match) int { return a.Start - b.Start })
-	var b strings.Builder
-	pos := 0
-	for _, m := range found {
-		if m.Start < pos {
-			continue
-		}
-		b.WriteString(s[pos:m.Start])
-		b.WriteString(Redacted)
-		pos = m.End
-	}
-	b.WriteString(s[pos:])
-	return b.String()
+	return secrets.Redact(s, secrets.Find(s), func(secrets.Match) string { return Redacted })
 }
 
 // mayHoldSecret reports whether s holds a keyword of a secret shape: if
