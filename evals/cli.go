@@ -51,6 +51,13 @@ func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 
 // Command returns the command that runs evals: its flags are Config's.
 func Command(evals ...Eval) *cobra.Command {
+	return CommandFrom(func(*cobra.Command) ([]Eval, func() error, error) { return evals, nil, nil })
+}
+
+// CommandFrom is Command with the evals made when the command runs, from
+// its flags (recorder eval adds --suite and --profile this way); done,
+// if not nil, is called once the run is over.
+func CommandFrom(load func(cmd *cobra.Command) (evals []Eval, done func() error, err error)) *cobra.Command {
 	var (
 		cfg      Config
 		asJSON   bool
@@ -90,7 +97,18 @@ a bad cases file, 130 interrupted.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			evals, done, err := load(cmd)
+			if err != nil {
+				return usage(err)
+			}
+			if done != nil {
+				defer func() {
+					if doneErr := done(); doneErr != nil && err == nil {
+						err = doneErr
+					}
+				}()
+			}
 			chosen, err := choose(evals, args)
 			if err != nil {
 				return cli.UsageError{Err: err}

@@ -26,6 +26,10 @@ type Eval struct {
 	Options []fixture.Option
 	// Cases loads the cases: FromJSONL or FromFS.
 	Cases Cases
+	// Preflight, if set, runs before each attempt's app starts: a
+	// credential the attempt needs, an environment that must answer. An
+	// error fails the attempt (class setup_error) and starts nothing.
+	Preflight func(ctx context.Context, c Case) error
 	// Setup, if set, prepares an attempt's fresh app before its input
 	// is sent: seeds the Slack mock, loads history. An error is the
 	// attempt's, class setup_error.
@@ -61,6 +65,9 @@ type Result struct {
 	Conversation *fixture.Conversation
 	Variant      string
 	Rep          int // from 1
+	// TraceDir is the attempt's trace directory, where Grade may keep
+	// evidence beside the fixture's report (secrets and people out).
+	TraceDir string
 }
 
 // Judge scores an attempt's transcript with a rubric judge.

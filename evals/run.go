@@ -467,6 +467,16 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		err      error
 	)
 	t.do(func() {
+		if a.eval.Preflight != nil {
+			stage = SetupError
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			err = a.eval.Preflight(pctx, a.c)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+		stage = HarnessError
 		f = fixture.New(t, app, opts...)
 		r.started(f)
 		if a.eval.Setup != nil {
@@ -487,7 +497,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		stage = GraderError
 		gctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 		defer cancel()
-		res := Result{Fixture: f, Conversation: conv, Variant: a.variant.Name, Rep: a.rep}
+		res := Result{Fixture: f, Conversation: conv, Variant: a.variant.Name, Rep: a.rep, TraceDir: filepath.Join(a.set.staging, "traces", name)}
 		var scores map[string]float64
 		scores, err = a.eval.Grade(gctx, res, a.c)
 		if err == nil {

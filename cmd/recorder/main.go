@@ -58,7 +58,7 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
-	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e))
+	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if errors.As(err, new(cli.Reported)) {
