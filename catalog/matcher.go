@@ -57,7 +57,9 @@ func MessageRegex(expr string) Matcher { return Matcher{Kind: KindMessageRegex, 
 
 // MessagesInOrder passes when the agent's messages hold each text
 // (normalized, as MessageContains), in this order, one message each.
-func MessagesInOrder(texts ...string) Matcher { return Matcher{Kind: KindMessagesOrdered, Texts: texts} }
+func MessagesInOrder(texts ...string) Matcher {
+	return Matcher{Kind: KindMessagesOrdered, Texts: texts}
+}
 
 // TurnState passes when every turn of the run ended in state
 // (succeeded, no_reply, failed).
