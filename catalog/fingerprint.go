@@ -10,11 +10,15 @@ import (
 
 // Fingerprint is a digest of the suite's canonical definition (every
 // profile with its options, environment, case with its matchers, the
-// grader's name, the declared size and rank) and of the contents of the
-// source files it names. Any change to what the suite measures changes
-// it, so that results under one fingerprint are alike.
+// grader's name, the declared size) and of the contents of the source
+// files it names. Any change to what the suite measures changes it, so
+// that results under one fingerprint are alike; how it is shown (label,
+// description, rank, tier) does not.
 func (c *Catalog) Fingerprint(s *Suite) (string, error) {
 	def := s.definition()
+	for _, shown := range []string{"label", "description", "rank", "tier"} {
+		delete(def, shown)
+	}
 	files := map[string]string{}
 	for _, src := range s.Sources {
 		if c.Sources == nil {
