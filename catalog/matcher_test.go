@@ -19,8 +19,8 @@ func TestMatchers(t *testing.T) {
 		Document:    []byte(`{"events":[{"seq":1,"data":{"type":"tool_calls","calls":[{"name":"slackThreadRead"}]}}],"count":2}`),
 	}
 	tests := []struct {
-		m                  catalog.Matcher
-		pass               bool
+		m                 catalog.Matcher
+		pass              bool
 		expected, sawPart string
 	}{
 		{catalog.MessageExact("The launch is on ＭＡＲＣＨ   12."), true, `"The launch is on ＭＡＲＣＨ   12."`, "ＭＡＲＣＨ"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,6 +119,13 @@ func (t *attemptT) failure() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.Join(t.failures, "; ")
+}
+
+// logged is what the fixture logged.
+func (t *attemptT) logged() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.logs)
 }
 
 // timedOut says whether a failure was a fixture call's timeout.

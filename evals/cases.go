@@ -102,8 +102,13 @@ func readCases(name string, r io.Reader) ([]Case, error) {
 	sc.Buffer(nil, maxCaseLine)
 	var cases []Case
 	first := map[string]int{}
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for sc.Scan() {
+		n++
 		line := bytes.TrimSpace(sc.Bytes())
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a byte order mark
+		}
 		if len(line) == 0 {
 			continue
 		}
@@ -122,7 +127,7 @@ func readCases(name string, r io.Reader) ([]Case, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("a line is over %d MiB", maxCaseLine>>20)
+			return nil, &CaseError{File: name, Line: n + 1, Err: fmt.Errorf("the line is over %d MiB", maxCaseLine>>20)}
 		}
 		return nil, fmt.Errorf("cases: %s: %w", name, err)
 	}
@@ -132,8 +137,15 @@ func readCases(name string, r io.Reader) ([]Case, error) {
 	return cases, nil
 }
 
+// caseKeys are the keys a case has, as written: encoding/json would
+// take "ID" and "Expected" for them too.
+var caseKeys = []string{"id", "input", "expected", "seed", "tags"}
+
 func parseCase(line []byte) (Case, error) {
 	var c Case
+	if err := keysOf(line); err != nil {
+		return c, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
@@ -153,6 +165,8 @@ func parseCase(line []byte) (Case, error) {
 	switch {
 	case c.ID == "":
 		return c, errors.New(`no "id"`)
+	case string(c.Input) == `""`:
+		return c, errors.New(`"input" is empty`)
 	case !namePattern.MatchString(c.ID):
 		// An id names the attempt's trace directory and its lines.
 		return c, fmt.Errorf("id %q: want letters, digits, '.', '_' and '-', starting with a letter or digit", c.ID)
@@ -160,6 +174,35 @@ func parseCase(line []byte) (Case, error) {
 		return c, errors.New(`no "input"`)
 	}
 	return c, nil
+}
+
+// keysOf checks the keys of a case's object as written: each one of
+// caseKeys, once. A line that is not an object is left to the decoder.
+func keysOf(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		switch {
+		case !slices.Contains(caseKeys, key):
+			return fmt.Errorf("unknown field %q; a case has id, input, expected, seed and tags", key)
+		case seen[key]:
+			return fmt.Errorf("field %q twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // subset returns n of cases (all when n is 0 or more than there are),

@@ -24,6 +24,10 @@ func TestALineThatIsNotACaseIsNamed(t *testing.T) {
 		{"a seed that is not a number", `{"id":"a","input":"x","seed":"7"}`, "cases.jsonl:1: not a case: cannot unmarshal string"},
 		{"not an object", `["a","x"]`, "cases.jsonl:1: not a case"},
 		{"nothing", "\n  \n", "cases: cases.jsonl holds no case"},
+		{"a key in other letters", `{"id":"a","input":"x","Expected":"y"}`, `cases.jsonl:1: unknown field "Expected"`},
+		{"an id twice on a line", `{"id":"a","input":"x","id":"b"}`, `cases.jsonl:1: field "id" twice`},
+		{"an empty input", `{"id":"a","input":""}`, `cases.jsonl:1: "input" is empty`},
+		{"a line too long", `{"id":"a","input":"x"}` + "\n" + `{"id":"b","input":"` + strings.Repeat("x", 17<<20) + `"}`, "cases.jsonl:2: the line is over 16 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,7 +35,7 @@ func TestALineThatIsNotACaseIsNamed(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v; want %q", err, tt.want)
 			}
-			if ce, ok := errors.AsType[*CaseError](err); tt.name != "nothing" && (!ok || ce.File != "cases.jsonl") {
+			if ce, ok := errors.AsType[*CaseError](err); tt.name != "nothing" && (!ok || ce.File != "cases.jsonl" || ce.Line == 0) {
 				t.Fatalf("not a *CaseError: %T", err)
 			}
 		})
@@ -39,7 +43,7 @@ func TestALineThatIsNotACaseIsNamed(t *testing.T) {
 }
 
 func TestCasesKeepWhatTheGraderReads(t *testing.T) {
-	cs, err := readCases("c.jsonl", strings.NewReader(`{"id":"a","input":"What is 2 + 2?","expected":"4","seed":7,"tags":["web"]}`+"\n"+
+	cs, err := readCases("c.jsonl", strings.NewReader("\ufeff"+`{"id":"a","input":"What is 2 + 2?","expected":"4","seed":7,"tags":["web"]}`+"\n"+
 		`{"id":"b","input":{"question":"q","lang":"de"},"expected":{"answer":1}}`))
 	if err != nil {
 		t.Fatal(err)

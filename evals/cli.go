@@ -161,6 +161,9 @@ func choose(evals []Eval, names []string) ([]Eval, error) {
 	}
 	var out []Eval
 	for _, n := range names {
+		if slices.ContainsFunc(out, func(e Eval) bool { return e.Name == n }) {
+			continue // named twice: run once
+		}
 		i := slices.IndexFunc(evals, func(e Eval) bool { return e.Name == n })
 		if i < 0 {
 			var have []string
@@ -200,10 +203,20 @@ func printList(w io.Writer, evals []Eval) error {
 
 func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, evals []Eval) (err error) {
 	if !cfg.DryRun && cfg.DatabaseURL == "" {
-		// Validate before starting a server for nothing.
+		// Validate, and see that the results can be written, before
+		// starting a server for nothing.
 		if _, err := plan(cfg, evals); err != nil {
 			return &ConfigError{Err: err}
 		}
+		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+			return fmt.Errorf("the results directory: %w", err)
+		}
+		probe, err := os.CreateTemp(cfg.Out, ".evals-write-")
+		if err != nil {
+			return fmt.Errorf("the results directory: %w", err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
 		cluster, err := pgcluster.Start(ctx)
 		if err != nil {
 			return fmt.Errorf("a PostgreSQL for the attempts' databases: %w (or set --database-url)", err)

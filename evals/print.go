@@ -30,12 +30,18 @@ func printReport(w io.Writer, rep *Report) {
 	}
 	for _, s := range rep.Runs {
 		fmt.Fprintf(w, "%s / %s: %d cases × %d reps: %d of %d attempts ran, %d scored", s.Eval, s.Variant, s.Cases, s.Reps, s.Started, s.Attempts, s.Scored)
-		if len(s.Excluded) > 0 {
-			var parts []string
-			for _, k := range slices.Sorted(maps.Keys(s.Excluded)) {
-				parts = append(parts, fmt.Sprintf("%s %d", k, s.Excluded[k]))
-			}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(s.Excluded)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, s.Excluded[k]))
+		}
+		if s.Unfinished > 0 {
+			parts = append(parts, fmt.Sprintf("scored in an unfinished repetition %d", s.Unfinished))
+		}
+		if len(parts) > 0 {
 			fmt.Fprintf(w, "; kept out of the means: %s", strings.Join(parts, ", "))
+		}
+		if s.Partial {
+			fmt.Fprint(w, "; no repetition ran every case: the means are over the cases that ran")
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -64,13 +70,22 @@ func printReport(w io.Writer, rep *Report) {
 	}
 	switch {
 	case rep.CostUSD != nil:
-		fmt.Fprintf(w, "total cost: $%.4f", *rep.CostUSD)
+		fmt.Fprintf(w, "total cost: %s", money(*rep.CostUSD))
 	default:
-		fmt.Fprintf(w, "total cost: unknown (some requests are unpriced; the priced ones cost $%.4f)", rep.PricedCostUSD)
+		fmt.Fprintf(w, "total cost: unknown (%d requests of unknown cost; the others cost %s)", rep.UnknownRequests, money(rep.PricedCostUSD))
 	}
-	if rep.MaxCostUSD > 0 {
-		held := rep.CeilingHeld != nil && *rep.CeilingHeld
-		fmt.Fprintf(w, "; ceiling $%.2f %s", rep.MaxCostUSD, map[bool]string{true: "held", false: "could not hold: a model request had no price"}[held])
+	if c := rep.Ceiling; c != nil {
+		switch {
+		case c.CannotHold != "":
+			fmt.Fprintf(w, "; ceiling %s could not hold: %s", money(c.MaxUSD), c.CannotHold)
+		case c.Reached:
+			fmt.Fprintf(w, "; ceiling %s reached: no attempt started after it, those running finished", money(c.MaxUSD))
+		default:
+			fmt.Fprintf(w, "; ceiling %s not reached", money(c.MaxUSD))
+		}
+		if c.FailedUnknown > 0 {
+			fmt.Fprintf(w, " (%d failed requests reported no usage: their cost is not in it)", c.FailedUnknown)
+		}
 	}
 	fmt.Fprintln(w)
 	if rep.Stopped != "" {
@@ -81,14 +96,18 @@ func printReport(w io.Writer, rep *Report) {
 func costLine(c Cost) string {
 	var b strings.Builder
 	if c.AgentUSD != nil {
-		fmt.Fprintf(&b, "agent $%.4f", *c.AgentUSD)
+		fmt.Fprintf(&b, "agent %s", money(*c.AgentUSD))
 	} else {
-		fmt.Fprintf(&b, "agent unknown (%d unpriced requests: %s; the priced ones $%.4f)", c.UnpricedRequests, strings.Join(c.Unpriced, "; "), c.PricedAgentUSD)
-	}
-	if c.JudgeUSD != nil {
-		fmt.Fprintf(&b, ", judge $%.4f apart", *c.JudgeUSD)
+		fmt.Fprintf(&b, "agent unknown (%d requests: %s; the others %s)", c.UnpricedRequests, strings.Join(c.Unpriced, "; "), money(c.PricedAgentUSD))
 	}
 	fmt.Fprintf(&b, "; %d model requests, %d tokens in (%d cached), %d out", c.ModelRequests, c.Tokens.Input, c.Tokens.CacheRead, c.Tokens.Output)
+	if c.Judged {
+		judge := "unknown"
+		if c.JudgeUSD != nil {
+			judge = money(*c.JudgeUSD)
+		}
+		fmt.Fprintf(&b, "; the judge apart: %s, %d requests, %d tokens in, %d out", judge, c.JudgeRequests, c.JudgeTokens.Input, c.JudgeTokens.Output)
+	}
 	return b.String()
 }
 

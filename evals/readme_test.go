@@ -33,8 +33,10 @@ func supportEval(up *fakeai.Server, cases string) evals.Eval {
 			return map[string]float64{"correct": correct}, nil
 		},
 		Metrics: []evals.Metric{{ID: "correct", Kind: evals.Binary}},
-		Prices: fixture.Pricing{"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15,
-			CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75}},
+		Prices: fixture.Pricing{ // the agent's models, its router's and titles' too
+			"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
+			"anthropic/claude-haiku-4.5":  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
+		},
 		Variants: []evals.Variant{{Name: "haiku", Env: map[string]string{"AGENT_MODEL": "anthropic/claude-haiku-4.5"}}},
 	}
 	e.Options = []fixture.Option{fixture.Upstream(up.Transport())}
@@ -49,11 +51,9 @@ func TestTheREADMEsEval(t *testing.T) {
 	up.Respond(loop, fakeai.Text("Billing handles it."), fakeai.Text("Billing does."))
 	path := casesFile(t, `{"id":"refund-window","input":"How long do customers have to ask for a refund?","expected":"30 days"}`,
 		`{"id":"escalation","input":"Who handles a chargeback?","expected":"billing","tags":["web"]}`)
-	code, stdout, stderr := command(t, []string{"--out", t.TempDir(), "--variant", "haiku", "--concurrency", "1"}, supportEval(up, path))
-	// The router and the title use the fast model, which the README's
-	// table leaves unpriced: the cost is unknown, and says so.
+	code, stdout, stderr := command(t, []string{"--out", t.TempDir(), "--variant", "haiku", "--concurrency", "1", "--max-cost-usd", "2"}, supportEval(up, path))
 	if code != 0 || !strings.Contains(stdout, "support / haiku against the baseline:") ||
-		!strings.Contains(stdout, "total cost: unknown (some requests are unpriced") {
+		!strings.Contains(stdout, "; ceiling $2.00 not reached") || strings.Contains(stdout, "unknown") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// "billing" is lower case in the case, "Billing" in the answers: the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,15 +29,30 @@ type Report struct {
 	// or an interruption.
 	Stopped string `json:"stopped,omitempty"`
 	// CostUSD is what the run spent, judges included, nil when a model
-	// request is unpriced; PricedCostUSD is what the priced requests
-	// cost, a lower bound then.
+	// request's cost is unknown; PricedCostUSD is what the requests of
+	// known cost cost, a lower bound then.
 	CostUSD       *float64 `json:"costUsd"`
 	PricedCostUSD float64  `json:"pricedCostUsd"`
-	// MaxCostUSD is the ceiling, 0 for none; CeilingHeld says it held:
-	// false when an unpriced request made the cost unknowable.
-	MaxCostUSD  float64 `json:"maxCostUsd,omitempty"`
-	CeilingHeld *bool   `json:"ceilingHeld,omitempty"`
-	DryRun      bool    `json:"dryRun,omitempty"`
+	// UnknownRequests counts the requests of unknown cost.
+	UnknownRequests int `json:"unknownRequests"`
+	// Ceiling is what became of --max-cost-usd, nil without one.
+	Ceiling    *Ceiling `json:"ceiling,omitempty"`
+	DryRun     bool     `json:"dryRun,omitempty"`
+	DurationMs float64  `json:"durationMs"`
+}
+
+// Ceiling is what became of a soft cost ceiling.
+type Ceiling struct {
+	MaxUSD float64 `json:"maxUsd"`
+	// Reached says the cost reached it, so that no new attempt started;
+	// those running then finished, which is why the cost may be over it.
+	Reached bool `json:"reached"`
+	// CannotHold says why the ceiling could not be kept: a request whose
+	// cost cannot be known (an unpriced model). No attempt started after.
+	CannotHold string `json:"cannotHold,omitempty"`
+	// FailedUnknown counts requests that failed before they reported
+	// their usage: their cost is unknown, and not counted in the total.
+	FailedUnknown int `json:"failedUnknown,omitempty"`
 }
 
 // Planned is an attempt a dry run would make.
@@ -63,16 +79,21 @@ type Summary struct {
 	// (truncated, provider_error, timeout, ...): kept out of every mean.
 	Excluded map[string]int `json:"excluded"`
 	// Truncated counts the answers that ended at a token limit.
-	Truncated int             `json:"truncated"`
-	Metrics   []MetricSummary `json:"metrics"`
-	Cost      Cost            `json:"cost"`
+	Truncated int `json:"truncated"`
+	// Unfinished counts the scored attempts of a repetition that did not
+	// run every case (the run stopped in it): kept out of the means, so
+	// that every case weighs the same. When no repetition ran every case,
+	// the means are over what ran, and Partial says so.
+	Unfinished int             `json:"unfinished"`
+	Partial    bool            `json:"partial,omitempty"`
+	Metrics    []MetricSummary `json:"metrics"`
+	Cost       Cost            `json:"cost"`
 	// JudgeModels are the judge's models; JudgeSharesProvider says one
 	// is of a provider the agent used too.
 	JudgeModels         []string `json:"judgeModels,omitempty"`
 	JudgeSharesProvider bool     `json:"judgeSharesProvider,omitempty"`
 	// Dir holds rows.jsonl, failures.jsonl, summary.json and traces/.
-	Dir        string  `json:"dir,omitempty"`
-	DurationMs float64 `json:"durationMs"`
+	Dir string `json:"dir,omitempty"`
 }
 
 // MetricSummary is a metric's mean over the scored attempts.
@@ -83,28 +104,36 @@ type MetricSummary struct {
 	Mean *float64 `json:"mean"`
 	N    int      `json:"n"`
 	// CI95 is the 95% confidence interval of Mean over repetitions:
-	// Mean ± t × the standard error of RepMeans. Nil with fewer than two
-	// repetitions that scored.
-	CI95     *[2]float64 `json:"ci95"`
-	RepMeans []float64   `json:"repMeans"`
+	// Mean ± t × the standard error of RepMeans, a binary metric's within
+	// 0 and 1. Nil with fewer than two repetitions that scored.
+	CI95 *[2]float64 `json:"ci95"`
+	// RepMeans are each repetition's mean, by repetition from 1; a
+	// repetition with nothing scored has none (null).
+	RepMeans []*float64 `json:"repMeans"`
 	// Total is the sum, for a count.
 	Total float64 `json:"total"`
 }
 
-// Cost is what the attempts' model requests cost and used.
+// Cost is what the attempts' model requests cost and used: the agent's,
+// and the judge's apart.
 type Cost struct {
-	// AgentUSD is the agent's model requests', nil when one is
-	// unpriced; JudgeUSD the judge's, apart.
-	AgentUSD *float64 `json:"agentUsd"`
-	JudgeUSD *float64 `json:"judgeUsd,omitempty"`
-	// PricedAgentUSD is what the agent's priced requests cost: a lower
-	// bound when AgentUSD is nil.
-	PricedAgentUSD   float64 `json:"pricedAgentUsd"`
-	UnpricedRequests int     `json:"unpricedRequests"`
-	// Unpriced says why requests are unpriced, each reason once.
+	// AgentUSD is the agent's model requests', nil when one's cost is
+	// unknown; PricedAgentUSD is what the requests of known cost cost, a
+	// lower bound then.
+	AgentUSD         *float64 `json:"agentUsd"`
+	PricedAgentUSD   float64  `json:"pricedAgentUsd"`
+	UnpricedRequests int      `json:"unpricedRequests"`
+	// Unpriced says why requests' costs are unknown, each reason once.
 	Unpriced      []string `json:"unpriced,omitempty"`
 	ModelRequests int      `json:"modelRequests"`
 	Tokens        Tokens   `json:"tokens"`
+	// Judged says a judge scored attempts; JudgeUSD is its requests'
+	// cost, nil when unknown.
+	Judged                bool     `json:"judged,omitempty"`
+	JudgeUSD              *float64 `json:"judgeUsd"`
+	JudgeUnpricedRequests int      `json:"judgeUnpricedRequests,omitempty"`
+	JudgeRequests         int      `json:"judgeRequests,omitempty"`
+	JudgeTokens           Tokens   `json:"judgeTokens"`
 }
 
 // Comparison is a variant against its eval's baseline, on the same
@@ -113,7 +142,8 @@ type Comparison struct {
 	Eval    string       `json:"eval"`
 	Variant string       `json:"variant"`
 	Metrics []MetricDiff `json:"metrics"`
-	// BaselineUSD and VariantUSD are what each cost, nil when unknown.
+	// BaselineUSD and VariantUSD are what the agent cost in each, nil
+	// when unknown.
 	BaselineUSD *float64 `json:"baselineUsd"`
 	VariantUSD  *float64 `json:"variantUsd"`
 }
@@ -124,14 +154,14 @@ type MetricDiff struct {
 	Baseline *float64 `json:"baseline"`
 	Variant  *float64 `json:"variant"`
 	Diff     *float64 `json:"diff"`
-	// CI95 is the difference's 95% interval, from the repetitions'
-	// paired differences; nil with fewer than two.
+	// CI95 is the difference's 95% interval, from the paired differences
+	// of the repetitions both scored; nil with fewer than two.
 	CI95 *[2]float64 `json:"ci95"`
 }
 
-// report sums up the sets; unstarted are the attempts left unstarted.
-func (r *runner) report(sets []*set, unstarted []*attempt) *Report {
-	rep := &Report{Stopped: r.stopped, MaxCostUSD: r.cfg.MaxCostUSD, DryRun: r.cfg.DryRun}
+// report sums up the sets.
+func (r *runner) report(sets []*set, _ []*attempt) *Report {
+	rep := &Report{Stopped: r.stopped, DryRun: r.cfg.DryRun, DurationMs: float64(time.Since(r.start).Microseconds()) / 1000}
 	if r.cfg.DryRun {
 		for _, g := range groupByEval(sets) {
 			for rp := 1; rp <= r.cfg.Reps; rp++ {
@@ -143,26 +173,23 @@ func (r *runner) report(sets []*set, unstarted []*attempt) *Report {
 			}
 		}
 	}
-	allPriced := true
+	failedUnknown := 0
 	for _, s := range sets {
-		sum := r.summary(s)
-		rep.Runs = append(rep.Runs, sum)
+		rep.Runs = append(rep.Runs, r.summary(s))
 		s.mu.Lock()
 		for _, row := range s.rows {
 			rep.PricedCostUSD += row.agentUSD + row.judgeUSD
-			if row.UnpricedRequests+row.judgeOpen > 0 {
-				allPriced = false
-			}
+			rep.UnknownRequests += row.UnpricedRequests + row.judgeOpen
+			failedUnknown += row.failedOpen
 		}
 		s.mu.Unlock()
 	}
-	if allPriced && !r.cfg.DryRun {
+	if rep.UnknownRequests == 0 && !r.cfg.DryRun {
 		v := rep.PricedCostUSD
 		rep.CostUSD = &v
 	}
 	if r.cfg.MaxCostUSD > 0 && !r.cfg.DryRun {
-		held := r.cannotHold == ""
-		rep.CeilingHeld = &held
+		rep.Ceiling = &Ceiling{MaxUSD: r.cfg.MaxCostUSD, Reached: r.spent >= r.cfg.MaxCostUSD, CannotHold: r.cannotHold, FailedUnknown: failedUnknown}
 	}
 	for _, g := range groupByEval(sets) {
 		if r.cfg.DryRun {
@@ -170,7 +197,7 @@ func (r *runner) report(sets []*set, unstarted []*attempt) *Report {
 		}
 		base := r.summary(g[0])
 		for _, s := range g[1:] {
-			rep.Comparisons = append(rep.Comparisons, compare(g[0], s, base, r.summary(s)))
+			rep.Comparisons = append(rep.Comparisons, compare(s, base, r.summary(s)))
 		}
 	}
 	return rep
@@ -183,12 +210,13 @@ func (r *runner) summary(s *set) Summary {
 	s.mu.Unlock()
 	sortRows(rows)
 	sum := Summary{Eval: s.eval.Name, Variant: s.variant, Cases: len(s.cases), Reps: r.cfg.Reps,
-		Attempts: len(s.cases) * r.cfg.Reps, Started: len(rows), Excluded: map[string]int{}, Dir: s.dir,
-		DurationMs: float64(time.Since(r.start).Microseconds()) / 1000}
-	agentKnown, judgeKnown, judged := true, true, false
+		Attempts: len(s.cases) * r.cfg.Reps, Started: len(rows), Excluded: map[string]int{}, Dir: s.dir}
+	agentKnown, judgeKnown := true, true
 	var judgeUSD float64
 	agentProviders := map[string]bool{}
+	started := map[int]int{} // attempts started, by repetition
 	for _, row := range rows {
+		started[row.Rep]++
 		if row.Status == Scored {
 			sum.Scored++
 		} else {
@@ -197,23 +225,24 @@ func (r *runner) summary(s *set) Summary {
 		if row.Status == Truncated {
 			sum.Truncated++
 		}
-		sum.Cost.ModelRequests += row.ModelRequests
-		sum.Cost.Tokens.Input += row.Tokens.Input
-		sum.Cost.Tokens.Output += row.Tokens.Output
-		sum.Cost.Tokens.CacheRead += row.Tokens.CacheRead
-		sum.Cost.Tokens.CacheWrite += row.Tokens.CacheWrite
-		sum.Cost.PricedAgentUSD += row.agentUSD
-		sum.Cost.UnpricedRequests += row.UnpricedRequests
-		for _, why := range row.unpriced {
-			if !slices.Contains(sum.Cost.Unpriced, why) {
-				sum.Cost.Unpriced = append(sum.Cost.Unpriced, why)
+		c := &sum.Cost
+		c.ModelRequests += row.ModelRequests
+		c.Tokens.addAll(row.Tokens)
+		c.PricedAgentUSD += row.agentUSD
+		c.UnpricedRequests += row.UnpricedRequests
+		for _, why := range row.Unpriced {
+			if !slices.Contains(c.Unpriced, why) {
+				c.Unpriced = append(c.Unpriced, why)
 			}
 		}
 		if row.CostUSD == nil {
 			agentKnown = false
 		}
-		if len(row.judgeModels) > 0 {
-			judged = true
+		if row.Judged {
+			c.Judged = true
+			c.JudgeRequests += row.JudgeRequests
+			c.JudgeUnpricedRequests += row.judgeOpen
+			c.JudgeTokens.addAll(row.JudgeTokens)
 			judgeUSD += row.judgeUSD
 			if row.JudgeCostUSD == nil {
 				judgeKnown = false
@@ -237,13 +266,35 @@ func (r *runner) summary(s *set) Summary {
 		v := sum.Cost.PricedAgentUSD
 		sum.Cost.AgentUSD = &v
 	}
-	if judged && judgeKnown {
+	if sum.Cost.Judged && judgeKnown {
 		sum.Cost.JudgeUSD = &judgeUSD
 	}
+	// The means are over the repetitions that ran every case.
+	finished := func(rep int) bool { return started[rep] == len(s.cases) }
+	anyFinished := slices.ContainsFunc(slices.Collect(maps.Keys(started)), finished)
+	var scored []Row
+	for _, row := range rows {
+		if row.Status != Scored {
+			continue
+		}
+		if anyFinished && !finished(row.Rep) {
+			sum.Unfinished++
+			continue
+		}
+		scored = append(scored, row)
+	}
+	sum.Partial = !anyFinished && len(rows) > 0
 	for _, m := range s.eval.metrics() {
-		sum.Metrics = append(sum.Metrics, metricSummary(m, rows, r.cfg.Reps))
+		sum.Metrics = append(sum.Metrics, metricSummary(m, scored, r.cfg.Reps))
 	}
 	return sum
+}
+
+func (t *Tokens) addAll(u Tokens) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
 }
 
 // provider is a model id's provider: "anthropic" of
@@ -256,14 +307,13 @@ func provider(model string) string {
 	return p
 }
 
+// metricSummary is m's mean over rows (all scored), with its interval
+// over repetitions.
 func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
-	ms := MetricSummary{ID: m.ID, Kind: m.Kind, RepMeans: []float64{}}
+	ms := MetricSummary{ID: m.ID, Kind: m.Kind, RepMeans: make([]*float64, reps)}
 	var all []float64
 	byRep := make([][]float64, reps)
 	for _, row := range rows {
-		if row.Status != Scored {
-			continue
-		}
 		v := row.Scores[m.ID]
 		all = append(all, v)
 		byRep[row.Rep-1] = append(byRep[row.Rep-1], v)
@@ -277,19 +327,27 @@ func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
 	for _, v := range all {
 		ms.Total += v
 	}
-	for _, xs := range byRep {
+	var means []float64
+	for i, xs := range byRep {
 		if len(xs) > 0 {
-			ms.RepMeans = append(ms.RepMeans, mean(xs))
+			v := mean(xs)
+			ms.RepMeans[i] = &v
+			means = append(means, v)
 		}
 	}
-	if h, ok := halfWidth(ms.RepMeans); ok {
-		ms.CI95 = &[2]float64{mu - h, mu + h}
+	if h, ok := halfWidth(means); ok {
+		lo, hi := mu-h, mu+h
+		if m.Kind == Binary {
+			lo, hi = max(lo, 0), min(hi, 1)
+		}
+		ms.CI95 = &[2]float64{lo, hi}
 	}
 	return ms
 }
 
-// compare compares variant s with base, repetition by repetition.
-func compare(base, s *set, bs, vs Summary) Comparison {
+// compare compares the variant's summary vs with the baseline's bs,
+// repetition by repetition: each ran the same cases in both.
+func compare(s *set, bs, vs Summary) Comparison {
 	c := Comparison{Eval: s.eval.Name, Variant: s.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
 	for i, m := range vs.Metrics {
 		b := bs.Metrics[i]
@@ -297,13 +355,13 @@ func compare(base, s *set, bs, vs Summary) Comparison {
 		if b.Mean != nil && m.Mean != nil {
 			diff := *m.Mean - *b.Mean
 			d.Diff = &diff
-			// The repetitions' paired differences: each ran the same
-			// cases in both.
 			var pairs []float64
 			for rp := range min(len(b.RepMeans), len(m.RepMeans)) {
-				pairs = append(pairs, m.RepMeans[rp]-b.RepMeans[rp])
+				if b.RepMeans[rp] != nil && m.RepMeans[rp] != nil {
+					pairs = append(pairs, *m.RepMeans[rp]-*b.RepMeans[rp])
+				}
 			}
-			if h, ok := halfWidth(pairs); ok && len(b.RepMeans) == len(m.RepMeans) {
+			if h, ok := halfWidth(pairs); ok {
 				d.CI95 = &[2]float64{diff - h, diff + h}
 			}
 		}
@@ -313,7 +371,9 @@ func compare(base, s *set, bs, vs Summary) Comparison {
 }
 
 // write writes each set's results into its staging directory and then
-// puts it in place of the last run's.
+// puts it in place of the last run's: <out>/<eval>/<variant>. An
+// interrupted run's go to <variant>.interrupted instead, so that an
+// interruption never takes the place of the last whole run.
 func (r *runner) write(sets []*set, rep *Report) error {
 	for i, s := range sets {
 		s.mu.Lock()
@@ -325,6 +385,10 @@ func (r *runner) write(sets []*set, rep *Report) error {
 			if row.Status != Scored {
 				failures = append(failures, failure{Case: row.Case, Rep: row.Rep, Class: row.Status, Error: row.Error, Trace: row.Trace})
 			}
+		}
+		if rep.Stopped == "interrupted" {
+			s.dir += ".interrupted"
+			rep.Runs[i].Dir = s.dir
 		}
 		if err := writeJSONL(filepath.Join(s.staging, "rows.jsonl"), rows); err != nil {
 			return err
@@ -389,3 +453,12 @@ func redact(s string) string {
 
 // num writes a value briefly: 1, 0.75, 3.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// money writes US dollars to a hundredth of a cent below a dollar, to
+// the cent above.
+func money(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
+}

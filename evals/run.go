@@ -15,7 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/proxy"
 )
@@ -45,7 +48,9 @@ type Config struct {
 	// app, calls no model and writes nothing.
 	DryRun bool
 	// Timeout bounds each fixture call (the agent must be idle by then),
-	// and Setup, Grade and the judge each (default 5 minutes).
+	// and is the deadline of the context Preflight, Setup, Grade and the
+	// judge get (default 5 minutes): code that ignores its context runs
+	// as long as it runs.
 	Timeout time.Duration
 	// DatabaseURL is a PostgreSQL server (a URL of a user allowed to
 	// create databases) on which each attempt gets a database of its own;
@@ -80,23 +85,32 @@ type Row struct {
 	// Error says what failed, secrets redacted.
 	Error string `json:"error,omitempty"`
 	// CostUSD is what the agent's model requests cost, nil when one is
-	// unpriced (UnpricedRequests); JudgeCostUSD the judge's, apart.
+	// unpriced (UnpricedRequests, and Unpriced says why).
 	CostUSD          *float64 `json:"costUsd"`
-	JudgeCostUSD     *float64 `json:"judgeCostUsd,omitempty"`
 	UnpricedRequests int      `json:"unpricedRequests,omitempty"`
+	Unpriced         []string `json:"unpriced,omitempty"`
 	Tokens           Tokens   `json:"tokens"`
 	ModelRequests    int      `json:"modelRequests"`
-	DurationMs       float64  `json:"durationMs"`
-	// Trace is the attempt's fixture report and transcript.html, under
-	// the variant's directory.
+	// Judged says a judge scored the attempt; its requests are counted
+	// apart: JudgeCostUSD (nil when unpriced), JudgeTokens,
+	// JudgeRequests.
+	Judged        bool     `json:"judged,omitempty"`
+	JudgeCostUSD  *float64 `json:"judgeCostUsd"`
+	JudgeTokens   Tokens   `json:"judgeTokens"`
+	JudgeRequests int      `json:"judgeRequests,omitempty"`
+	DurationMs    float64  `json:"durationMs"`
+	// Trace is the attempt's directory under the variant's: the
+	// fixture's report and transcript.html, and attempt.log for an
+	// attempt with no score.
 	Trace string `json:"trace,omitempty"`
 
-	unpriced    []string // why requests are unpriced
 	judgeModels []string
 	agentModels []string
 	judgeUSD    float64 // the judge's priced cost, known or not
 	agentUSD    float64 // the agent's priced cost, known or not
 	judgeOpen   int     // the judge's unpriced requests
+	failedOpen  int     // requests without usage because they failed
+	cannotHold  string  // why the cost of a request that did not fail is unknown
 	order       int     // the attempt's place in the plan
 }
 
@@ -147,6 +161,7 @@ type runner struct {
 	spent      float64 // priced cost so far, agents' and judges'
 	cannotHold string  // why the ceiling cannot hold, once known
 	stopped    string  // why no new attempt starts, once one does not
+	unknown    int     // requests of unknown cost so far
 	done       int
 	total      int
 	running    map[*fixture.Fixture]bool
@@ -183,6 +198,7 @@ func (r *runner) haltAll() {
 	r.halted = true
 	fs := slices.Collect(maps.Keys(r.running))
 	r.mu.Unlock()
+	r.logf("evals: interrupted: no new attempt starts; the %d running refuse every new model request and end; what ran is written (interrupt again to quit at once)", len(fs))
 	for _, f := range fs {
 		halt(f)
 	}
@@ -240,10 +256,23 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	if cfg.Out == "" {
 		return nil, &ConfigError{Err: errors.New("no results directory: set Out (--out)")}
 	}
+	if cfg.DatabaseURL != "" {
+		if err := reachable(ctx, cfg.DatabaseURL); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range sets {
 		s.dir = filepath.Join(cfg.Out, s.eval.Name, s.variant)
-		s.staging = filepath.Join(cfg.Out, s.eval.Name, "."+s.variant+".running")
-		if err := os.RemoveAll(s.staging); err != nil {
+		// A staging directory of this process's own: two runs into one
+		// directory do not write into each other's.
+		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+			return nil, fmt.Errorf("evals: the results directory: %w", err)
+		}
+		s.staging, err = os.MkdirTemp(filepath.Dir(s.dir), "."+s.variant+".running-")
+		if err != nil {
+			return nil, fmt.Errorf("evals: the results directory: %w", err)
+		}
+		if err := os.Chmod(s.staging, 0o755); err != nil {
 			return nil, fmt.Errorf("evals: %w", err)
 		}
 		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
@@ -290,6 +319,26 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// reachable checks that the server at url takes connections, before a
+// run starts an app on it per attempt.
+func reachable(ctx context.Context, url string) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, url)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("the database server (--database-url): %w", err)}
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var create bool
+	if err := conn.QueryRow(cctx, "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&create); err != nil {
+		return &ConfigError{Err: fmt.Errorf("the database server (--database-url): %w", err)}
+	}
+	if !create {
+		return &ConfigError{Err: errors.New("the database server (--database-url): its user may not create databases, and each attempt needs its own (ALTER ROLE ... CREATEDB)")}
+	}
+	return nil
 }
 
 // plan validates the evals and the config and loads the cases: one set
@@ -339,8 +388,12 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 		}
 		cases = subset(cases, cfg.Cases)
 		sets = append(sets, &set{eval: e, variant: Baseline, cases: cases})
-		for _, v := range slices.Compact(slices.Clone(cfg.Variants)) {
-			sets = append(sets, &set{eval: e, variant: v, cases: cases})
+		seen := map[string]bool{}
+		for _, v := range cfg.Variants {
+			if !seen[v] {
+				seen[v] = true
+				sets = append(sets, &set{eval: e, variant: v, cases: cases})
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -382,9 +435,9 @@ func (r *runner) stop(ctx context.Context) bool {
 	case ctx.Err() != nil:
 		r.stopped = "interrupted"
 	case r.cannotHold != "":
-		r.stopped = fmt.Sprintf("the cost ceiling of $%.2f cannot hold: %s", r.cfg.MaxCostUSD, r.cannotHold)
+		r.stopped = fmt.Sprintf("the cost ceiling of %s cannot hold: %s", money(r.cfg.MaxCostUSD), r.cannotHold)
 	case r.cfg.MaxCostUSD > 0 && r.spent >= r.cfg.MaxCostUSD:
-		r.stopped = fmt.Sprintf("the cost so far, $%.4f, reached the ceiling of $%.2f", r.spent, r.cfg.MaxCostUSD)
+		r.stopped = fmt.Sprintf("the cost so far, %s, reached the ceiling of %s", money(r.spent), money(r.cfg.MaxCostUSD))
 	}
 	return r.stopped != ""
 }
@@ -394,10 +447,11 @@ func (r *runner) finished(row Row) {
 	r.mu.Lock()
 	r.done++
 	r.spent += row.agentUSD + row.judgeUSD
-	if r.cfg.MaxCostUSD > 0 && r.cannotHold == "" && len(row.unpriced) > 0 {
-		r.cannotHold = row.unpriced[0]
+	r.unknown += row.UnpricedRequests + row.judgeOpen
+	if r.cfg.MaxCostUSD > 0 && r.cannotHold == "" && row.cannotHold != "" {
+		r.cannotHold = row.cannotHold
 	}
-	done, spent, unpriced := r.done, r.spent, r.cannotHold != "" || len(row.unpriced) > 0
+	done, spent, unknown := r.done, r.spent, r.unknown
 	r.mu.Unlock()
 	what := row.Status
 	if row.Status == Scored {
@@ -407,9 +461,9 @@ func (r *runner) finished(row Row) {
 		}
 		what += " (" + strings.Join(parts, " ") + ")"
 	}
-	cost := "running cost $" + fmt.Sprintf("%.4f", spent)
-	if unpriced {
-		cost += " + unpriced requests"
+	cost := "running cost " + money(spent)
+	if unknown > 0 {
+		cost += fmt.Sprintf(" and %d requests of unknown cost", unknown)
 	}
 	r.logf("evals: [%d/%d] %s/%s %s r%d: %s · %s", done, r.total, row.Eval, row.Variant, row.Case, row.Rep, what, cost)
 }
@@ -434,7 +488,7 @@ func (r *runner) ceilingNote() string {
 	if r.cfg.MaxCostUSD == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", no new attempt past $%.2f", r.cfg.MaxCostUSD)
+	return ", no new attempt past " + money(r.cfg.MaxCostUSD)
 }
 
 // run runs one attempt and returns its row.
@@ -442,6 +496,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Case: a.c.ID, Rep: a.rep, order: a.order}
 	began := time.Now()
 	name := fmt.Sprintf("%s-r%d", a.c.ID, a.rep)
+	trace := filepath.Join(a.set.staging, "traces", name)
 	t := &attemptT{name: name, dir: filepath.Join(r.tmp, fmt.Sprintf("%s-%s-%06d", a.eval.Name, a.variant.Name, a.order))}
 	app := a.eval.App
 	app.Env = map[string]string{}
@@ -459,17 +514,25 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	opts = append(opts, a.variant.Options...)
 	opts = append(opts, fixture.Prices(a.eval.Prices), fixture.Reports(filepath.Join(a.set.staging, "traces")))
 
+	// The eval's own code gets a context that an interruption does not
+	// end: an interrupted run refuses the agent's model requests, and
+	// what the attempts already did is still graded.
+	bounded := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), r.cfg.Timeout)
+	}
 	var (
-		f        *fixture.Fixture
-		conv     *fixture.Conversation
-		agentEnd = -1 // where the judge's model requests begin
-		stage    = HarnessError
-		err      error
+		f           *fixture.Fixture
+		conv        *fixture.Conversation
+		judgeFrom   = -1 // the judge's model requests, [judgeFrom, judgeTo)
+		judgeTo     = -1
+		judgeFailed bool
+		stage       = HarnessError
+		err         error
 	)
 	t.do(func() {
 		if a.eval.Preflight != nil {
 			stage = SetupError
-			pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			pctx, cancel := bounded()
 			err = a.eval.Preflight(pctx, a.c)
 			cancel()
 			if err != nil {
@@ -481,7 +544,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		r.started(f)
 		if a.eval.Setup != nil {
 			stage = SetupError
-			sctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+			sctx, cancel := bounded()
 			err = a.eval.Setup(sctx, f, a.c)
 			cancel()
 			if err != nil {
@@ -490,14 +553,13 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		}
 		stage = HarnessError
 		conv = f.Run(a.eval.Input(a.c))
-		agentEnd = len(f.ModelRequests())
 		if truncated(conv.ModelRequests) || providerFailed(conv) {
 			return
 		}
 		stage = GraderError
-		gctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+		gctx, cancel := bounded()
 		defer cancel()
-		res := Result{Fixture: f, Conversation: conv, Variant: a.variant.Name, Rep: a.rep, TraceDir: filepath.Join(a.set.staging, "traces", name)}
+		res := Result{Fixture: f, Conversation: conv, Variant: a.variant.Name, Rep: a.rep, TraceDir: trace}
 		var scores map[string]float64
 		scores, err = a.eval.Grade(gctx, res, a.c)
 		if err == nil {
@@ -506,10 +568,15 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		if err != nil {
 			return
 		}
+		// The eval's map is its own: the judge's score goes in a copy.
+		scores = maps.Clone(scores)
 		if a.eval.Judge != nil {
+			judgeFrom = len(f.ModelRequests())
 			var v judge.Verdict
-			v, err = r.judge(ctx, a, f, conv)
+			v, err = r.judge(gctx, a, f, conv)
+			judgeTo = len(f.ModelRequests())
 			if err != nil {
+				judgeFailed = true
 				err = fmt.Errorf("judge: %w", err)
 				return
 			}
@@ -518,29 +585,57 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		row.Scores = scores
 		stage = Scored
 	})
-	// The cost is counted before the cleanups stop the proxy, from every
-	// model request the attempt made, whether or not it got as far as a
-	// score.
-	var all []fixture.ModelRequest
+	// The cost is counted once the cleanups have stopped the proxy, so
+	// that a request still going then has ended, from every model
+	// request the attempt made, whether or not it got as far as a score.
+	// An attempt whose fixture never started spent nothing.
 	if f != nil {
 		r.ended(f)
-		all = f.ModelRequests()
-		r.cost(&row, all, agentEnd)
 	}
 	t.cleanup()
-	row.DurationMs = float64(time.Since(began).Microseconds()) / 1000
-	if conv != nil && f != nil {
-		row.Trace = filepath.ToSlash(filepath.Join("traces", name))
+	var all []fixture.ModelRequest
+	if f != nil {
+		all = f.ModelRequests()
 	}
-	row.Status, row.Error = classify(ctx, t, stage, err, conv, all)
+	r.cost(&row, all, judgeFrom, judgeTo, a.eval.Judge != nil)
+	row.DurationMs = float64(time.Since(began).Microseconds()) / 1000
+	row.Status, row.Error = classify(ctx, t, stage, err, conv, all, judgeFailed)
 	if row.Status != Scored {
 		row.Scores = nil
+		r.keepLog(trace, row, t)
+	}
+	if _, err := os.Stat(trace); err == nil {
+		row.Trace = filepath.ToSlash(filepath.Join("traces", name))
 	}
 	return row
 }
 
-// classify says what became of an attempt.
-func classify(ctx context.Context, t *attemptT, stage string, err error, conv *fixture.Conversation, all []fixture.ModelRequest) (string, string) {
+// keepLog writes what an attempt with no score said (its failure, and
+// what the fixture logged: a Command app's output) as attempt.log in its
+// trace directory, secrets redacted.
+func (r *runner) keepLog(dir string, row Row, t *attemptT) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s r%d: %s\n%s\n", row.Variant, row.Case, row.Rep, row.Status, row.Error)
+	for _, l := range t.logged() {
+		b.WriteString(l)
+		b.WriteString("\n")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.logf("evals: %s: %v", dir, err)
+		return
+	}
+	if err := atomicfile.Write(filepath.Join(dir, "attempt.log"), 0o644, func(w io.Writer) error {
+		_, err := io.WriteString(w, redact(b.String()))
+		return err
+	}); err != nil {
+		r.logf("evals: %s: %v", dir, err)
+	}
+}
+
+// classify says what became of an attempt. Definite outcomes first: a
+// timeout, a truncated answer; then an interruption, which ends an
+// attempt's turn with refused model requests; then what failed.
+func classify(ctx context.Context, t *attemptT, stage string, err error, conv *fixture.Conversation, all []fixture.ModelRequest, judgeFailed bool) (string, string) {
 	failed := t.failure()
 	var msg string
 	switch {
@@ -552,13 +647,14 @@ func classify(ctx context.Context, t *attemptT, stage string, err error, conv *f
 		msg = failed
 	}
 	msg = redact(msg)
+	interrupted := ctx.Err() != nil
 	switch {
-	case ctx.Err() != nil && (stage != Scored || failed != ""):
-		return Interrupted, msg
 	case t.timedOut():
 		return Timeout, msg
 	case conv != nil && truncated(conv.ModelRequests):
 		return Truncated, "an answer ended at its token limit (" + truncatedReason(conv.ModelRequests) + ")"
+	case interrupted && stage != Scored && (stage != GraderError || judgeFailed):
+		return Interrupted, msg
 	case conv != nil && providerFailed(conv):
 		return ProviderError, "a turn failed after the model's provider answered with an error: " + providerErrors(conv.ModelRequests)
 	case failed != "" && stage == Scored:
@@ -579,32 +675,40 @@ func (r *runner) judge(ctx context.Context, a *attempt, f *fixture.Fixture, conv
 	if a.eval.Judge.Model != "" {
 		j.Model = a.eval.Judge.Model
 	}
-	jctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	return j.Assess(jctx, judge.Case{Earlier: conv.Earlier, Transcript: conv.Transcript})
+	return j.Assess(ctx, judge.Case{Earlier: conv.Earlier, Transcript: conv.Transcript})
 }
 
-// cost counts the attempt's model requests: the agent's before
-// agentEnd (all of them when it is -1), the judge's after.
-func (r *runner) cost(row *Row, ms []fixture.ModelRequest, agentEnd int) {
-	if agentEnd < 0 {
-		agentEnd = len(ms)
-	}
+// cost counts the attempt's model requests: the judge's are those of
+// [judgeFrom, judgeTo), the agent's the rest (a Grade that continues the
+// conversation makes the agent's).
+func (r *runner) cost(row *Row, ms []fixture.ModelRequest, judgeFrom, judgeTo int, judged bool) {
 	var agentUnknown, judgeUnknown bool
-	var judgeSeen bool
+	row.Judged = judged && judgeFrom >= 0
 	for i, m := range ms {
-		judgeReq := i >= agentEnd
-		row.Tokens.add(m)
-		row.ModelRequests++
-		if judgeReq {
-			judgeSeen = true
+		isJudge := i >= judgeFrom && i < judgeTo
+		if isJudge {
+			row.JudgeTokens.add(m)
+			row.JudgeRequests++
 			row.judgeModels = append(row.judgeModels, m.Model)
 		} else {
+			row.Tokens.add(m)
+			row.ModelRequests++
 			row.agentModels = append(row.agentModels, m.Model)
 		}
 		if m.CostUSD == nil {
-			row.unpriced = append(row.unpriced, m.Unpriced)
-			if judgeReq {
+			if !slices.Contains(row.Unpriced, m.Unpriced) {
+				row.Unpriced = append(row.Unpriced, m.Unpriced)
+			}
+			// A request that failed before it reported its usage is
+			// of unknown cost; a request of a model without a price,
+			// or whose usage the price cannot read, makes every one
+			// like it unknown: a ceiling cannot hold then.
+			if (m.Error != "" || m.InFlight) && m.InputTokens+m.OutputTokens == 0 {
+				row.failedOpen++
+			} else if row.cannotHold == "" {
+				row.cannotHold = m.Unpriced
+			}
+			if isJudge {
 				judgeUnknown = true
 				row.judgeOpen++
 			} else {
@@ -613,7 +717,7 @@ func (r *runner) cost(row *Row, ms []fixture.ModelRequest, agentEnd int) {
 			}
 			continue
 		}
-		if judgeReq {
+		if isJudge {
 			row.judgeUSD += *m.CostUSD
 		} else {
 			row.agentUSD += *m.CostUSD
@@ -623,7 +727,7 @@ func (r *runner) cost(row *Row, ms []fixture.ModelRequest, agentEnd int) {
 		v := row.agentUSD
 		row.CostUSD = &v
 	}
-	if judgeSeen && !judgeUnknown {
+	if row.Judged && !judgeUnknown {
 		v := row.judgeUSD
 		row.JudgeCostUSD = &v
 	}

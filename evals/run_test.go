@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,8 +117,8 @@ func TestAnUnpricedModelHasNoCostAndTheCeilingCannotHold(t *testing.T) {
 		!strings.Contains(s.Cost.Unpriced[0], "no price for model") {
 		t.Fatalf("summary %+v", s)
 	}
-	if rep.CostUSD != nil || rep.CeilingHeld == nil || *rep.CeilingHeld || !strings.Contains(rep.Stopped, "cannot hold") {
-		t.Fatalf("report: cost %v held %v stopped %q", rep.CostUSD, rep.CeilingHeld, rep.Stopped)
+	if rep.CostUSD != nil || rep.Ceiling == nil || !strings.Contains(rep.Ceiling.CannotHold, "no price for model") || !strings.Contains(rep.Stopped, "cannot hold") {
+		t.Fatalf("report: cost %v ceiling %+v stopped %q", rep.CostUSD, rep.Ceiling, rep.Stopped)
 	}
 	rows := readLines(t, filepath.Join(out, "answers", "baseline", "rows.jsonl"))
 	if len(rows) != 1 || !strings.Contains(rows[0], `"costUsd":null`) || !strings.Contains(rows[0], `"unpricedRequests":3`) {
@@ -173,7 +175,7 @@ func TestTheCeilingStopsNewAttempts(t *testing.T) {
 	}
 	s := rep.Runs[0]
 	if s.Started != 2 || s.Scored != 2 || s.Attempts != 10 || !strings.Contains(rep.Stopped, "reached the ceiling") ||
-		rep.CeilingHeld == nil || !*rep.CeilingHeld {
+		rep.Ceiling == nil || !rep.Ceiling.Reached || rep.Ceiling.CannotHold != "" {
 		t.Fatalf("summary %+v; stopped %q", s, rep.Stopped)
 	}
 }
@@ -238,7 +240,7 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 		return s, err
 	}
 	out := t.TempDir()
-	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: 3 * time.Second}, e)
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: 3 * time.Second, MaxCostUSD: 100}, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,13 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 		delete(want, f.Case)
 	}
 	if len(want) > 0 || rep.Runs[0].Scored != 0 {
-		t.Fatalf("not classed: %v; scored %d", want, rep.Runs[0].Scored)
+		t.Fatalf("not classed: %v; scored %d; stopped %q; %+v", want, rep.Runs[0].Scored, rep.Stopped, rep.Runs[0].Cost)
+	}
+	// The requests that failed before they reported usage are of unknown
+	// cost, and say so; they do not stop a ceiling, as an unpriced model
+	// would.
+	if c := rep.Ceiling; c == nil || c.FailedUnknown < 2 || c.CannotHold != "" || rep.Stopped != "" || rep.Runs[0].Started != 4 || rep.CostUSD != nil {
+		t.Fatalf("ceiling %+v, stopped %q, started %d, cost %v", rep.Ceiling, rep.Stopped, rep.Runs[0].Started, rep.CostUSD)
 	}
 	// The attempt that timed out had its proxy shut down under it: how
 	// far its turn got before that is a matter of timing.
@@ -293,34 +301,130 @@ func TestADryRunCallsNothingAndWritesNothing(t *testing.T) {
 
 // The judge scores the transcript as metric "judge"; its model requests
 // are priced apart from the agent's, so that they cannot move a
-// variant's cost.
+// variant's cost, and a Grade that continues the conversation makes the
+// agent's requests, not the judge's.
 func TestTheJudgesCostIsCountedApart(t *testing.T) {
-	up := fakeai.NewServer(t)
-	scriptTurns(up, 1)
-	up.Respond(loop, fakeai.Text("200").WithUsage(fakeai.Usage{Input: 1000, Output: 10}))
 	judgeAgent := fakeai.Agent{Name: "judge", SystemPrefix: judge.System[:40]}
-	up.Respond(judgeAgent, fakeai.Text(`{"answer":"B","rationale":"Right, tersely."}`).WithUsage(fakeai.Usage{Input: 2000, Output: 50}))
-	e := answers(up, casesFile(t, `{"id":"minutes","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`))
-	e.Judge = &evals.Judge{Model: "openai/gpt-5.4", Rubric: func(c evals.Case) judge.Rubric {
-		return judge.Rubric{Pass: []string{"answers " + c.ExpectedText()}}
-	}}
-	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5},
-		"openai/gpt-5.4": {InputPerMTok: 2, OutputPerMTok: 10}}
-	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
+	run := func(t *testing.T, judgePrice bool) evals.Summary {
+		up := fakeai.NewServer(t)
+		scriptTurns(up, 1)
+		up.Respond(router, routed)
+		up.Respond(loop, fakeai.Text("200").WithUsage(fakeai.Usage{Input: 1000, Output: 10}), fakeai.Text("You're welcome."))
+		up.Respond(judgeAgent, fakeai.Text(`{"answer":"B","rationale":"Right, tersely."}`).WithUsage(fakeai.Usage{Input: 2000, Output: 50}))
+		e := answers(up, casesFile(t, `{"id":"minutes","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`))
+		e.Judge = &evals.Judge{Model: "openai/gpt-5.4", Rubric: func(c evals.Case) judge.Rubric {
+			return judge.Rubric{Pass: []string{"answers " + c.ExpectedText()}}
+		}}
+		grade := e.Grade
+		e.Grade = func(ctx context.Context, r evals.Result, c evals.Case) (map[string]float64, error) {
+			r.Conversation.Continue(fixture.SlackThreadMessage("thanks"))
+			return grade(ctx, r, c)
+		}
+		e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
+		if judgePrice {
+			e.Prices["openai/gpt-5.4"] = fixture.Price{InputPerMTok: 2, OutputPerMTok: 10}
+		}
+		rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := rep.Runs[0]
+		// The agent's: the router, the title and the answer, then the
+		// router and the answer of the Grade's own turn; the judge's: one.
+		if s.Scored != 1 || s.Cost.ModelRequests != 5 || s.Cost.JudgeRequests != 1 || s.Cost.JudgeTokens.Input != 2000 ||
+			s.JudgeSharesProvider || len(s.JudgeModels) != 1 || s.JudgeModels[0] != "openai/gpt-5.4" {
+			t.Fatalf("summary %+v", s)
+		}
+		if last := s.Metrics[len(s.Metrics)-1]; last.ID != evals.JudgeMetric || *last.Mean != 0.75 {
+			t.Fatalf("judge metric %+v", last)
+		}
+		if judgePrice && !near(*rep.CostUSD, *s.Cost.AgentUSD+*s.Cost.JudgeUSD) {
+			t.Fatalf("the run's cost %v is not the agent's %v and the judge's %v", *rep.CostUSD, *s.Cost.AgentUSD, *s.Cost.JudgeUSD)
+		}
+		return s
+	}
+	t.Run("priced", func(t *testing.T) {
+		s := run(t, true)
+		if s.Cost.JudgeUSD == nil || !near(*s.Cost.JudgeUSD, (2000*2+50*10)/1e6) || s.Cost.AgentUSD == nil {
+			t.Fatalf("cost %+v", s.Cost)
+		}
+	})
+	t.Run("an unpriced judge", func(t *testing.T) {
+		// The judge's cost is unknown, and says so; the agent's is known.
+		s := run(t, false)
+		if !s.Cost.Judged || s.Cost.JudgeUSD != nil || s.Cost.JudgeUnpricedRequests != 1 || s.Cost.AgentUSD == nil ||
+			!slices.ContainsFunc(s.Cost.Unpriced, func(why string) bool { return strings.Contains(why, "openai/gpt-5.4") }) {
+			t.Fatalf("cost %+v", s.Cost)
+		}
+	})
+}
+
+// A run stopped in a repetition keeps that repetition's scores out of
+// the means, so that every case weighs the same; the ceiling says it was
+// reached, not that it held.
+func TestAnUnfinishedRepetitionIsKeptOutOfTheMeans(t *testing.T) {
+	up := fakeai.NewServer(t)
+	small := fakeai.Usage{Input: 100, Output: 10}
+	for range 7 {
+		up.Respond(router, routed.WithUsage(small))
+		up.Respond(titler, fakeai.Text("A question").WithUsage(small))
+	}
+	var lines []string
+	for i := range 6 {
+		q := fmt.Sprintf("What is %d + %d?", i, i)
+		right := fmt.Sprint(2 * i)
+		answer := right
+		if i >= 3 {
+			answer = "no idea"
+		}
+		lines = append(lines, fmt.Sprintf(`{"id":"c%d","input":%q,"expected":%q}`, i, q, right))
+		times := 1
+		if i == 0 {
+			times = 2 // the first case runs again in the second repetition
+		}
+		for range times {
+			up.Respond(fakeai.Agent{Name: "c" + right, Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), q) }},
+				fakeai.Text(answer).WithUsage(fakeai.Usage{Input: 1000, Output: 100}))
+		}
+	}
+	e := answers(up, casesFile(t, lines...))
+	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
+	perAttempt := (1000*3+100*15)/1e6 + 2*(100*1+10*5)/1e6
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Reps: 2, MaxCostUSD: 6.5 * perAttempt}, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := rep.Runs[0]
-	judgeUSD := (2000*2 + 50*10) / 1e6
-	if s.Scored != 1 || s.Cost.JudgeUSD == nil || !near(*s.Cost.JudgeUSD, judgeUSD) || s.JudgeSharesProvider || len(s.JudgeModels) != 1 {
-		t.Fatalf("summary %+v", s)
+	correct := s.Metrics[0]
+	// Had the second repetition's one case counted, the mean would be 4/7.
+	if s.Started != 7 || s.Scored != 7 || s.Unfinished != 1 || correct.N != 6 || *correct.Mean != 0.5 || correct.CI95 != nil || s.Partial {
+		t.Fatalf("summary %+v; correct %+v", s, correct)
 	}
-	last := s.Metrics[len(s.Metrics)-1]
-	if last.ID != evals.JudgeMetric || *last.Mean != 0.75 {
-		t.Fatalf("judge metric %+v", last)
+	if c := rep.Ceiling; c == nil || !c.Reached || c.CannotHold != "" || rep.CostUSD == nil || !near(*rep.CostUSD, 7*perAttempt) {
+		t.Fatalf("ceiling %+v, cost %v", rep.Ceiling, rep.CostUSD)
 	}
-	if !near(*rep.CostUSD, *s.Cost.AgentUSD+judgeUSD) {
-		t.Fatalf("the run's cost %v is not the agent's %v and the judge's %v", *rep.CostUSD, *s.Cost.AgentUSD, judgeUSD)
+}
+
+// A variant named twice runs once; so does an eval.
+func TestAVariantNamedTwiceRunsOnce(t *testing.T) {
+	e := agentevals.Answers("eval-test-key")
+	rep, err := evals.Run(context.Background(), evals.Config{DryRun: true, Variants: []string{"haiku", "haiku"}}, e)
+	if err != nil || len(rep.Runs) != 2 || len(rep.Planned) != 20 {
+		t.Fatalf("%v: %d summaries, %d planned", err, len(rep.Runs), len(rep.Planned))
+	}
+}
+
+// A database server the run cannot use is said before anything starts.
+func TestAnUnusableDatabaseServerStopsTheRunBeforeItStarts(t *testing.T) {
+	up := fakeai.NewServer(t)
+	out := filepath.Join(t.TempDir(), "results")
+	_, err := evals.Run(context.Background(), evals.Config{Out: out, DatabaseURL: "postgres://nobody:hunter2hunter2@127.0.0.1:1/none"},
+		answers(up, casesFile(t, `{"id":"a","input":"x","expected":"y"}`)))
+	if !errors.As(err, new(*evals.ConfigError)) || !strings.Contains(err.Error(), "the database server (--database-url)") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the results directory was made: %v", err)
 	}
 }
 
@@ -352,8 +456,17 @@ func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
 		return nil
 	}
 	out := t.TempDir()
+	// The last whole run's results stay where they are.
+	last := filepath.Join(out, "answers", "baseline")
+	if err := os.MkdirAll(last, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(last, "summary.json"), []byte(`{"last":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
 	began := time.Now()
-	rep, err := evals.Run(ctx, evals.Config{Out: out}, e)
+	rep, err := evals.Run(ctx, evals.Config{Out: out, Progress: &progress}, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,8 +477,14 @@ func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
 	if took := time.Since(began); took > 30*time.Second {
 		t.Fatalf("the interrupted attempt took %s to end", took)
 	}
-	if rows := readLines(t, filepath.Join(out, "answers", "baseline", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
+	if rows := readLines(t, filepath.Join(out, "answers", "baseline.interrupted", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
 		t.Fatalf("rows %q", rows)
+	}
+	if b, err := os.ReadFile(filepath.Join(last, "summary.json")); err != nil || string(b) != `{"last":true}` {
+		t.Fatalf("the last run's summary: %q %v", b, err)
+	}
+	if !strings.Contains(progress.String(), "evals: interrupted: no new attempt starts; the 1 running refuse every new model request") {
+		t.Fatalf("progress:\n%s", progress.String())
 	}
 }
 
