@@ -88,8 +88,10 @@ attempts' proxies refuse every new model request, so that their turns end
 at once; what ran is written. A second Ctrl-C quits at once.
 
 Exit codes: 0 every attempt ran (whatever it scored), 1 the run stopped
-early (the ceiling) or its results could not be written, 2 a usage error or
-a bad cases file, 130 interrupted.`,
+early (the ceiling), an attempt could not run (setup_error or
+harness_error: a missing credential, an app that did not start) or the
+results could not be written, 2 a usage error or a bad cases file, 130
+interrupted.`,
 		Example: `  eval --dry-run                      # the cases and attempts, calling nothing, writing nothing
   eval --reps 3 --concurrency 4       # every eval, three times over
   eval support --variant terse --reps 5 --max-cost-usd 2
@@ -239,11 +241,17 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, 
 	} else {
 		printReport(stdout, rep)
 	}
+	broken := 0
+	for _, s := range rep.Runs {
+		broken += s.Excluded[SetupError] + s.Excluded[HarnessError]
+	}
 	switch {
 	case rep.Stopped == "interrupted":
 		return fmt.Errorf("%w: %d attempts were not started; the results of those that ran are written", cli.ErrInterrupted, notStarted(rep))
 	case rep.Stopped != "":
 		return fmt.Errorf("stopped: %s; %d attempts were not started", rep.Stopped, notStarted(rep))
+	case broken > 0:
+		return fmt.Errorf("%d attempts could not run (setup_error or harness_error: failures.jsonl says why)", broken)
 	}
 	return nil
 }

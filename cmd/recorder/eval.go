@@ -70,7 +70,8 @@ func catalogEvals(cmd *cobra.Command, e *env, suite, profile, environment string
 	cat := agentcatalog.New(root)
 	cells, err := cat.Select(suite, profile, environment)
 	if err != nil {
-		return nil, nil, catalogError(err)
+		// An invalid catalog, or a selection of nothing: bad input.
+		return nil, nil, cli.UsageError{Err: err}
 	}
 	ctx := cmd.Context()
 	plan := cat.NewPlan(cells, catalog.EnvResolver(e.getenv))

@@ -1,0 +1,150 @@
+package agentcatalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentvcr/agentvcr/catalog"
+	"github.com/agentvcr/agentvcr/evals"
+	"github.com/agentvcr/agentvcr/examples/agent/agentcatalog"
+	"github.com/agentvcr/agentvcr/fakeai"
+	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func newCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	root, err := agentcatalog.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agentcatalog.New(root)
+}
+
+// The example: two suites, three profiles (one in one environment
+// only), two environments, every cell listed with its suite's
+// fingerprint.
+func TestTheCatalogIsValidAndListsItsCells(t *testing.T) {
+	list, err := newCatalog(t).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != "answers" || list[0].Size != 20 || len(list[0].Cells) != 20 ||
+		list[1].ID != "threads" || list[1].Size != 10 || len(list[1].Cells) != 10 {
+		t.Fatalf("listing %+v", list)
+	}
+	for _, c := range list[1].Cells {
+		if strings.Contains(c, "sonnet-one-tool.process") {
+			t.Fatalf("the in-process-only profile has a process cell: %s", c)
+		}
+	}
+	if list[0].Fingerprint == list[1].Fingerprint || !strings.HasPrefix(list[0].Fingerprint, "sha256:") {
+		t.Fatalf("fingerprints %s, %s", list[0].Fingerprint, list[1].Fingerprint)
+	}
+}
+
+// The threads suite on the Sonnet profile, in-process and as the
+// agent's own binary, with the model from a stand-in gateway: each cell
+// passes its matchers, the profile's runtime among them, and keeps its
+// evidence, sanitized.
+func TestTheThreadsCellsRunAndPass(t *testing.T) {
+	cat := newCatalog(t)
+	cells, err := cat.Select("threads", "sonnet", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	up := fakeai.NewServer(t)
+	router := fakeai.Agent{Name: "router", Purpose: "structured", SystemPrefix: "You choose the execution profile"}
+	titler := fakeai.Agent{Name: "title", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Generate a concise") }}
+	for range 4 {
+		up.Respond(router, fakeai.Output(map[string]any{"reasoning_level": "low", "profile": "fast", "confidence": 0.9, "reason": "short"}))
+		up.Respond(titler, fakeai.Text("A thread"))
+	}
+	for _, c := range []struct{ question, answer string }{{"user id of whoever started it", "U0TESTUSER"}, {"what it asks", "It asks who started it."}} {
+		a := fakeai.Agent{Name: c.answer, Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), c.question) }}
+		for range 2 {
+			up.Respond(a, fakeai.ToolCalls(fakeai.Call("slackThreadRead", map[string]any{})).Then(fakeai.Text(c.answer)))
+		}
+	}
+	plan := cat.NewPlan(cells, catalog.EnvResolver(func(string) string { return "test-gateway-key" }), fixture.Upstream(up.Transport()))
+	ctx := context.Background()
+	plan.Setup(ctx)
+	defer func() {
+		if err := plan.Cleanup(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	es, err := plan.Evals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := evals.Run(ctx, evals.Config{Out: out, Concurrency: 2}, es...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Runs {
+		if s.Scored != 2 || *s.Metrics[0].Mean != 1 || *s.Metrics[1].Mean != 1 {
+			t.Errorf("%s: %+v %+v", s.Eval, s, s.Metrics)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "threads.sonnet.process", "baseline", "traces", "thread-author-r1", "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Cell    string
+		Results []catalog.Result
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Cell != "threads.sonnet.process.thread-author" || len(ev.Results) != 4 {
+		t.Fatalf("evidence %s: %v", b, err)
+	}
+	// The Slack user id the agent answered is the workspace's: the
+	// evidence holds a sanitizer's fake of it, not it.
+	if strings.Contains(string(b), "U0TESTUSER") || !strings.Contains(string(b), `"matcher":"runtime"`) {
+		t.Fatalf("evidence %s", b)
+	}
+}
+
+// A cell whose credential is missing fails, each one, naming the
+// reference; it is never skipped.
+func TestACellWithoutItsCredentialFails(t *testing.T) {
+	cat := newCatalog(t)
+	cells, err := cat.Select("answers", "haiku", "in-process")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := cat.NewPlan(cells, catalog.EnvResolver(func(string) string { return "" })).Evals(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out}, es...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	if s.Started != 4 || s.Attempts != 4 || s.Excluded[evals.SetupError] != 4 || s.Scored != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "answers.haiku.in-process", "baseline", "failures.jsonl"))
+	if strings.Count(string(b), "needs credential AI_GATEWAY_API_KEY (secret_ref AI_GATEWAY_API_KEY, version latest), which is not available") != 4 {
+		t.Fatalf("failures:\n%s", b)
+	}
+}
+
+func TestAskingForWhatIsNotThereIsAnError(t *testing.T) {
+	cat := newCatalog(t)
+	if _, err := cat.Select("threads", "sonnet-one-tool", "process"); err == nil || !strings.Contains(err.Error(), `no cell of suite "threads", profile "sonnet-one-tool", environment "process"`) {
+		t.Fatalf("err %v", err)
+	}
+}
