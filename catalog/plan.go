@@ -288,7 +288,7 @@ func grade(ctx context.Context, r evals.Result, cl Cell, fingerprint string) (ma
 	}
 	u := UsageOf(r.Conversation.ModelRequests, cl.Suite.Prices, nil)
 	ev := evidence{Cell: cl.ID, Fingerprint: fingerprint, Conversation: r.Conversation.ID, Results: results, Usage: u,
-		Runtime: o.Runtime, Environment: o.Environment}
+		Runtime: o.Runtime, Environment: o.Environment, APIState: o.Document}
 	if err := writeEvidence(r.TraceDir, ev); err != nil {
 		return nil, err
 	}
@@ -356,6 +356,9 @@ type evidence struct {
 	Usage        Usage             `json:"usage"`
 	Runtime      map[string]string `json:"runtime"`
 	Environment  map[string]string `json:"environment"`
+	// APIState is the app's reporting API's document of the
+	// conversation, as the matchers read it.
+	APIState json.RawMessage `json:"apiState,omitempty"`
 }
 
 // writeEvidence sanitizes ev and writes it as evidence.json in dir: what
