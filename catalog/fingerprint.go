@@ -13,7 +13,9 @@ import (
 // grader's name, the declared size) and of the contents of the source
 // files it names. Any change to what the suite measures changes it, so
 // that results under one fingerprint are alike; how it is shown (label,
-// description, rank, tier) does not.
+// description, rank, tier) does not. Code is in it through Sources only:
+// an environment's Setup or App, the app's prompts, the grading; name the
+// files they live in.
 func (c *Catalog) Fingerprint(s *Suite) (string, error) {
 	def := s.definition()
 	for _, shown := range []string{"label", "description", "rank", "tier"} {
