@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
 // Catalog is every suite, and where the files they name are read from.
@@ -53,10 +55,15 @@ type Suite struct {
 	// the grading changes it, and the fingerprint with it.
 	Grader string `json:"grader"`
 	// Sources are files, relative to Catalog.Sources, whose contents are
-	// part of the fingerprint: the graders', the app's prompts.
+	// part of the fingerprint: the graders', the app's code and prompts.
+	// A name may be a pattern ("examples/agent/app/*.go"): its tests are
+	// left out.
 	Sources []string `json:"sources,omitempty"`
 	// Prices price the model requests, for the runner's cost.
 	Prices fixture.Pricing `json:"-"`
+	// Steps are the setup steps cases may need (Case.Needs): data made
+	// through the app's public routes before a case runs, torn down after.
+	Steps *Registry `json:"-"`
 }
 
 // Profile is an agent configuration.
@@ -109,6 +116,8 @@ type Case struct {
 	ID    string   `json:"id"`
 	Input string   `json:"input"`
 	Tags  []string `json:"tags,omitempty"`
+	// Needs are the suite's Steps the case needs set up first.
+	Needs []string `json:"needs,omitempty"`
 	// Expect are the matchers a run must pass.
 	Expect []Matcher `json:"expect"`
 }
@@ -219,6 +228,7 @@ func (e *Error) Is(target error) bool {
 // cannot run, duplicate cell ids.
 func (c *Catalog) Validate() error {
 	var ps []Problem
+	var flagged []string // values that look like secrets: no problem quotes them
 	seenSuite := map[string]bool{}
 	cells := map[string]string{}
 	for i := range c.Suites {
@@ -283,6 +293,13 @@ func (c *Catalog) Validate() error {
 			if len(cs.Expect) == 0 {
 				bad(f+".expect", "no matcher: a case says what its answer must show")
 			}
+			if len(cs.Needs) > 0 {
+				if s.Steps == nil {
+					bad(f+".needs", "the suite has no Steps")
+				} else if _, err := s.Steps.order(cs.Needs); err != nil {
+					bad(f+".needs", "%v", strings.TrimPrefix(err.Error(), "catalog: "))
+				}
+			}
 			for k, m := range cs.Expect {
 				if err := m.valid(); err != nil {
 					bad(fmt.Sprintf("%s.expect[%d]", f, k), "%v", err)
@@ -299,21 +316,41 @@ func (c *Catalog) Validate() error {
 			}
 			cells[cl.ID] = s.ID
 		}
-		ps = append(ps, secretsIn(s)...)
-		for _, src := range s.Sources {
-			if c.Sources == nil {
-				bad("sources", "the catalog has no Sources to read %s from", src)
-				break
+		for j, p := range s.Profiles {
+			if p.Options != nil && !maps.Equal(p.Options(), p.Options()) {
+				bad(fmt.Sprintf("profiles[%d].options", j), "Options gives other options each call: the fingerprint needs them the same")
 			}
-			if _, err := fs.Stat(c.Sources, src); err != nil {
-				bad("sources", "%s: %v", src, err)
-			}
+		}
+		found, values := secretsIn(s)
+		ps = append(ps, found...)
+		flagged = append(flagged, values...)
+		if _, err := c.sourceFiles(s); err != nil {
+			bad("sources", "%v", strings.TrimPrefix(err.Error(), "catalog: suite "+s.ID+": "))
 		}
 	}
 	if len(ps) > 0 {
-		return &Error{Problems: ps}
+		return &Error{Problems: scrub(ps, flagged)}
 	}
 	return nil
+}
+
+// scrub takes out of every problem each value that looks like a secret:
+// the ones the check found, and any other the detectors see (an id, a
+// version or a pattern that is a secret is quoted by its own problem).
+func scrub(ps []Problem, values []string) []Problem {
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	clean := func(s string) string {
+		for _, v := range values {
+			if len(v) >= 4 {
+				s = strings.ReplaceAll(s, v, "<<redacted>>")
+			}
+		}
+		return secrets.Default().Redact(s, func(secrets.Match) string { return "<<redacted>>" })
+	}
+	for i := range ps {
+		ps[i].Suite, ps[i].Field, ps[i].What = clean(ps[i].Suite), clean(ps[i].Field), clean(ps[i].What)
+	}
+	return ps
 }
 
 func (cr Credential) problems(suite, field string) []Problem {
@@ -336,18 +373,30 @@ func (cr Credential) problems(suite, field string) []Problem {
 }
 
 // definition is the suite as data: what the fingerprint is of, and what
-// the secret check reads.
-func (s *Suite) definition() map[string]any {
-	b, _ := json.Marshal(s) // plain data: it cannot fail
+// the secret check reads. The app is in it by its configuration: its
+// environment, command and secrets (its Handler is code: Sources).
+func (s *Suite) definition() (map[string]any, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("the suite is not data: %w", err)
+	}
 	var doc map[string]any
-	json.Unmarshal(b, &doc)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
 	profiles, _ := doc["profiles"].([]any)
 	for i, p := range s.Profiles {
 		if p.Options != nil && i < len(profiles) {
 			profiles[i].(map[string]any)["options"] = stringMap(p.Options())
 		}
 	}
-	return doc
+	command := []any{}
+	for _, c := range s.App.Command {
+		command = append(command, c)
+	}
+	doc["app"] = map[string]any{"name": s.App.Name, "env": stringMap(s.App.Env), "command": command,
+		"slackSigningSecret": s.App.SlackSigningSecret, "schedulerSecret": s.App.SchedulerSecret, "adminSecret": s.App.AdminSecret}
+	return doc, nil
 }
 
 func stringMap(m map[string]string) map[string]any {

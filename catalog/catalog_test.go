@@ -2,8 +2,11 @@ package catalog_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -85,7 +88,12 @@ func TestDefinitionProblemsAreNamed(t *testing.T) {
 		{"a matcher that cannot run", func(s *catalog.Suite) { s.Cases[1].Expect = []catalog.Matcher{catalog.MessageRegex("(")} },
 			`cases[1].expect[0]: message_regex: error parsing regexp`},
 		{"no grader", func(s *catalog.Suite) { s.Grader = "" }, "grader: empty"},
-		{"a source that is not there", func(s *catalog.Suite) { s.Sources = append(s.Sources, "gone.go") }, "sources: gone.go"},
+		{"a matcher that passes on anything", func(s *catalog.Suite) { s.Cases[1].Expect = []catalog.Matcher{catalog.MessageContains("  ")} },
+			`cases[1].expect[0]: message_contains: no text but spaces`},
+		{"an empty expression", func(s *catalog.Suite) { s.Cases[1].Expect = []catalog.Matcher{catalog.MessageRegex("")} },
+			`cases[1].expect[0]: message_regex: an empty expression matches any message`},
+		{"a need without steps", func(s *catalog.Suite) { s.Cases[0].Needs = []string{"user"} }, `cases[0].needs: the suite has no Steps`},
+		{"a source that is not there", func(s *catalog.Suite) { s.Sources = append(s.Sources, "gone.go") }, "sources: source gone.go names no file"},
 		{"no deadline", func(s *catalog.Suite) { s.Environments[0].Deadline = 0 }, "environments[0].deadline"},
 	}
 	for _, tt := range tests {
@@ -182,10 +190,80 @@ func TestTheFingerprintChangesWithEachKindOfChange(t *testing.T) {
 			t.Errorf("%s: the fingerprint did not change (%s)", name, after)
 		}
 	}
+	// A pattern's tests do not count.
+	c0 := small()
+	c0.Sources = fstest.MapFS{"grade.go": {Data: []byte("package grade // v1\n")}, "app/a.go": {Data: []byte("package app\n")}}
+	c0.Suites[0].Sources = []string{"grade.go", "app/*.go"}
+	withPattern := fp(c0)
+	c0.Sources.(fstest.MapFS)["app/a_test.go"] = &fstest.MapFile{Data: []byte("package app // a test\n")}
+	if fp(c0) != withPattern {
+		t.Errorf("a test file changed the fingerprint")
+	}
 	// How a suite is shown is not what it measures.
 	c := small()
 	c.Suites[0].Label, c.Suites[0].Description, c.Suites[0].Rank, c.Suites[0].Tier = "Other", "Other words.", 9, "nightly"
 	if after := fp(c); after != before {
 		t.Errorf("a new label, description, rank and tier changed the fingerprint")
+	}
+}
+
+// No problem quotes a value that looks like a secret, whatever the field
+// it is in and whatever else is wrong with it; keys, encoded values and
+// the app's own configuration are read too.
+func TestNoProblemQuotesASecret(t *testing.T) {
+	anthropic := "sk-ant-api03-" + strings.Repeat("Q", 40)
+	github := "ghp_" + strings.Repeat("s", 36)
+	tests := []struct {
+		name   string
+		change func(s *catalog.Suite)
+	}{
+		{"as a secret_ref version", func(s *catalog.Suite) { s.Profiles[0].Credential.Ref.Version = anthropic }},
+		{"as two cases' id", func(s *catalog.Suite) { s.Cases[0].ID, s.Cases[1].ID = github, github }},
+		{"as a supported environment", func(s *catalog.Suite) { s.Profiles[1].SupportedEnvironments = []string{github} }},
+		{"as a source", func(s *catalog.Suite) { s.Sources = []string{anthropic + ".go"} }},
+		{"in a regex that does not compile", func(s *catalog.Suite) { s.Cases[0].Expect = []catalog.Matcher{catalog.MessageRegex("(" + github)} }},
+		{"as a matcher kind", func(s *catalog.Suite) { s.Cases[0].Expect = []catalog.Matcher{{Kind: catalog.MatcherKind(github)}} }},
+		{"as the suite's id", func(s *catalog.Suite) { s.ID = "x" + strings.ToLower(github) }},
+		{"as a key of the options", func(s *catalog.Suite) {
+			s.Profiles[0].Options = func() map[string]string { return map[string]string{anthropic: "1"} }
+		}},
+		{"base64-encoded", func(s *catalog.Suite) {
+			s.Environments[1].Metadata["blob"] = base64.StdEncoding.EncodeToString([]byte("token " + github))
+		}},
+		{"percent-encoded", func(s *catalog.Suite) { s.Cases[1].Input = "call " + url.PathEscape("https://x.example/?k="+anthropic) }},
+		{"in the app's environment", func(s *catalog.Suite) { s.App.Env = map[string]string{"ANTHROPIC_API_KEY": anthropic} }},
+		{"as the app's admin secret", func(s *catalog.Suite) { s.App.AdminSecret = github }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := small()
+			tt.change(&c.Suites[0])
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), "looks like a secret (rule ") {
+				t.Fatalf("err %v; want the secret refused", err)
+			}
+			for _, part := range []string{anthropic[:24], anthropic[20:], github[:24], github[16:]} {
+				if strings.Contains(err.Error(), part) {
+					t.Fatalf("the error quotes the value: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestOptionsThatChangeAreRefused(t *testing.T) {
+	c := small()
+	n := 0
+	c.Suites[0].Profiles[0].Options = func() map[string]string { n++; return map[string]string{"SEED": fmt.Sprint(n)} }
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "profiles[0].options: Options gives other options each call") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestAFingerprintOfABrokenSuiteIsAnError(t *testing.T) {
+	c := small()
+	c.Suites[0].Cases[0].Expect = []catalog.Matcher{{Kind: catalog.KindJSONPath, Path: "a", Want: []byte("{not json")}}
+	if _, err := c.Fingerprint(&c.Suites[0]); err == nil {
+		t.Fatal("no error")
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tidwall/gjson"
+	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -65,8 +67,10 @@ func MessagesInOrder(texts ...string) Matcher {
 // (succeeded, no_reply, failed).
 func TurnState(state string) Matcher { return Matcher{Kind: KindTurnState, Text: state} }
 
-// RunState passes when the run as a whole ended in state (succeeded,
-// failed, timeout).
+// RunState passes when the run as a whole ended in state: succeeded
+// (every turn did), failed (a turn did), or the state of its last turn
+// otherwise; none when it had no turn. A run that timed out is not
+// graded: the attempt is a timeout.
 func RunState(state string) Matcher { return Matcher{Kind: KindRunState, Text: state} }
 
 // Runtime passes when the run reports key as value (such as "model", the
@@ -100,7 +104,8 @@ type Observation struct {
 	Messages []string
 	// Turns are the states the run's turns ended in.
 	Turns []string
-	// State is the run's: succeeded, failed or timeout.
+	// State is the run's: succeeded, failed, another state of its last
+	// turn, or none.
 	State string
 	// Runtime and Environment are what the run and its environment
 	// report about themselves.
@@ -122,17 +127,25 @@ type Result struct {
 // valid says why the matcher cannot run.
 func (m Matcher) valid() error {
 	switch m.Kind {
-	case KindMessageExact, KindMessageContains, KindTurnState, KindRunState:
+	case KindMessageExact, KindTurnState, KindRunState:
 		if m.Text == "" {
 			return fmt.Errorf("%s: no text", m.Kind)
 		}
+	case KindMessageContains:
+		// A text that normalizes to nothing would pass on any message.
+		if normalize(m.Text) == "" {
+			return fmt.Errorf("%s: no text but spaces", m.Kind)
+		}
 	case KindMessageRegex:
+		if m.Text == "" {
+			return fmt.Errorf("%s: an empty expression matches any message", m.Kind)
+		}
 		if _, err := regexp.Compile(m.Text); err != nil {
 			return fmt.Errorf("%s: %v", m.Kind, err)
 		}
 	case KindMessagesOrdered:
-		if len(m.Texts) == 0 {
-			return fmt.Errorf("%s: no texts", m.Kind)
+		if len(m.Texts) == 0 || slices.ContainsFunc(m.Texts, func(t string) bool { return normalize(t) == "" }) {
+			return fmt.Errorf("%s: no texts, or a text of spaces", m.Kind)
 		}
 	case KindRuntime, KindEnvironment:
 		if m.Key == "" {
@@ -265,10 +278,10 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// normalize is how MessageContains compares: NFKC, case folded, runs of
-// spaces as one.
+// normalize is how MessageContains compares: NFKC, case folded (ß as
+// ss), runs of spaces as one.
 func normalize(s string) string {
-	s = strings.ToLower(norm.NFKC.String(s))
+	s = cases.Fold().String(norm.NFKC.String(s))
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 }
 

@@ -58,6 +58,9 @@ func TestMatchers(t *testing.T) {
 			t.Errorf("%s on nothing: %+v", m.Kind, r)
 		}
 	}
+	if r := catalog.MessageContains("strasse").Check(catalog.Observation{Messages: []string{"Die Straße"}}); !r.Pass {
+		t.Errorf("case folding: %+v", r)
+	}
 	if r := catalog.TurnState("succeeded").Check(catalog.Observation{}); r.Pass || r.Saw != "no turn" {
 		t.Errorf("a turn state with no turn: %+v", r)
 	}

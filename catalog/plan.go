@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +94,7 @@ func or(s, def string) string {
 // profile and environment, named <suite>.<profile>.<environment>, whose
 // case ids make the cells' ids.
 type Plan struct {
+	setups   sync.Map // *fixture.Fixture -> *Setup: each attempt's steps
 	cat      *Catalog
 	cells    []Cell
 	resolve  Resolver
@@ -207,6 +209,7 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 	creds := append([]Credential{prof.Credential}, env.Credentials...)
 	var missing []Credential
 	var resolveErr error
+	var known []string // the credentials' values: no evidence holds them
 	for _, cr := range creds {
 		v, err := p.resolve.Resolve(ctx, cr.Ref)
 		if err != nil || v == "" {
@@ -215,6 +218,7 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 			continue
 		}
 		app.Env[cr.Env] = v
+		known = append(known, v)
 	}
 	if env.App != nil {
 		p.mu.Lock()
@@ -251,11 +255,42 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 			}
 			return nil
 		},
+		Setup: func(ctx context.Context, f *fixture.Fixture, c evals.Case) error {
+			needs := byCase[c.ID].Case.Needs
+			if len(needs) == 0 {
+				return nil
+			}
+			header := http.Header{}
+			if app.Routes.UserHeader != "" {
+				header.Set(app.Routes.UserHeader, fixture.AuthorEmail)
+			}
+			routes, err := NewRoutes(f.AppURL(), nil, header)
+			if err != nil {
+				return err
+			}
+			setup, err := s.Steps.Run(ctx, routes, needs...)
+			if err != nil {
+				return err
+			}
+			p.setups.Store(f, setup)
+			return nil
+		},
+		Teardown: func(ctx context.Context, f *fixture.Fixture, c evals.Case) error {
+			setup, ok := p.setups.LoadAndDelete(f)
+			if !ok {
+				return nil
+			}
+			return setup.(*Setup).Teardown(ctx)
+		},
 		Options: append([]fixture.Option{fixture.IdleTimeout(env.Deadline)}, p.opts...),
 		Input:   func(c evals.Case) fixture.Input { return input(*byCase[c.ID].Case) },
 		Grade: func(ctx context.Context, r evals.Result, c evals.Case) (map[string]float64, error) {
 			cl := byCase[c.ID]
-			return grade(ctx, r, cl, fingerprint)
+			var steps map[string]State
+			if setup, ok := p.setups.Load(r.Fixture); ok {
+				steps = setup.(*Setup).states
+			}
+			return grade(ctx, r, cl, fingerprint, steps, known)
 		},
 		Metrics: []evals.Metric{
 			{ID: "pass", Kind: evals.Binary, Description: "every matcher of the case passed"},
@@ -266,7 +301,7 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 
 // grade checks a cell's matchers on what its run showed, and keeps the
 // evidence, sanitized, in the attempt's trace directory.
-func grade(ctx context.Context, r evals.Result, cl Cell, fingerprint string) (map[string]float64, error) {
+func grade(ctx context.Context, r evals.Result, cl Cell, fingerprint string, steps map[string]State, known []string) (map[string]float64, error) {
 	o, err := observe(ctx, r, cl)
 	if err != nil {
 		return nil, err
@@ -288,8 +323,8 @@ func grade(ctx context.Context, r evals.Result, cl Cell, fingerprint string) (ma
 	}
 	u := UsageOf(r.Conversation.ModelRequests, cl.Suite.Prices, nil)
 	ev := evidence{Cell: cl.ID, Fingerprint: fingerprint, Conversation: r.Conversation.ID, Results: results, Usage: u,
-		Runtime: o.Runtime, Environment: o.Environment, APIState: o.Document}
-	if err := writeEvidence(r.TraceDir, ev); err != nil {
+		Runtime: o.Runtime, Environment: o.Environment, APIState: o.Document, Steps: steps}
+	if err := writeEvidence(r.TraceDir, ev, known); err != nil {
 		return nil, err
 	}
 	pass := 0.0
@@ -304,15 +339,20 @@ func grade(ctx context.Context, r evals.Result, cl Cell, fingerprint string) (ma
 // reporting API's document.
 func observe(ctx context.Context, r evals.Result, cl Cell) (Observation, error) {
 	conv := r.Conversation
-	o := Observation{Messages: conv.ReplyTexts(), State: "succeeded", Runtime: map[string]string{}, Environment: map[string]string{"driver": cl.Environment.Driver}}
+	o := Observation{Messages: conv.ReplyTexts(), State: "none", Runtime: map[string]string{}, Environment: map[string]string{"driver": cl.Environment.Driver}}
 	for k, v := range cl.Environment.Metadata {
 		o.Environment[k] = v
 	}
 	for _, t := range conv.Turns {
 		o.Turns = append(o.Turns, t.Status)
-		if t.Status == "failed" {
-			o.State = "failed"
-		}
+	}
+	switch {
+	case slices.Contains(o.Turns, "failed"):
+		o.State = "failed"
+	case len(o.Turns) > 0 && !slices.ContainsFunc(o.Turns, func(s string) bool { return s != "succeeded" }):
+		o.State = "succeeded"
+	case len(o.Turns) > 0:
+		o.State = o.Turns[len(o.Turns)-1]
 	}
 	var models []string
 	for _, m := range conv.ModelRequests {
@@ -359,17 +399,27 @@ type evidence struct {
 	// APIState is the app's reporting API's document of the
 	// conversation, as the matchers read it.
 	APIState json.RawMessage `json:"apiState,omitempty"`
+	// Steps are what the case's setup steps made: ids and metadata.
+	Steps map[string]State `json:"steps,omitempty"`
 }
 
 // writeEvidence sanitizes ev and writes it as evidence.json in dir: what
-// a run saw may hold the people and secrets a tool returned.
-func writeEvidence(dir string, ev evidence) error {
+// a run saw may hold the people and secrets a tool returned, and the
+// run's own credentials (known), which go first, whatever their shape.
+func writeEvidence(dir string, ev evidence, known []string) error {
 	if dir == "" {
 		return nil
 	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		return err
+	}
+	for _, v := range known {
+		quoted, _ := json.Marshal(v)
+		inner := quoted[1 : len(quoted)-1] // as it stands inside a JSON string
+		if len(inner) >= 4 {
+			raw = bytes.ReplaceAll(raw, inner, []byte("<<redacted>>"))
+		}
 	}
 	s, err := sanitize.New(sanitize.Options{})
 	if err != nil {

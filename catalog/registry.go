@@ -134,9 +134,15 @@ func (r *Registry) Run(ctx context.Context, routes *Routes, ids ...string) (*Set
 		for _, n := range step.Needs {
 			needs[n] = s.states[n]
 		}
-		st, err := step.Setup(ctx, routes, needs)
+		st, err := setUp(ctx, step, routes, needs)
 		if err == nil {
-			err = st.check()
+			if cerr := st.check(); cerr != nil {
+				// It made its data: it is torn down with the rest, with
+				// the state it returned, which nothing keeps.
+				s.done = append(s.done, id)
+				s.states[id] = st
+				err = cerr
+			}
 		}
 		if err != nil {
 			return nil, &SetupError{Step: id, Err: err, Teardown: s.Teardown(context.WithoutCancel(ctx))}
@@ -145,6 +151,17 @@ func (r *Registry) Run(ctx context.Context, routes *Routes, ids ...string) (*Set
 		s.states[id] = st
 	}
 	return s, nil
+}
+
+// setUp runs a step's Setup; a panic in it is its error, so that the
+// steps before it are still torn down.
+func setUp(ctx context.Context, step Step, routes *Routes, needs map[string]State) (st State, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return step.Setup(ctx, routes, needs)
 }
 
 // State is what step id returned.
@@ -201,10 +218,23 @@ func NewRoutes(base string, client *http.Client, header http.Header) (*Routes, e
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Routes{base: u, client: client, header: header.Clone()}, nil
+	// A redirect elsewhere is not followed: the step's body and headers
+	// are the app's.
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != u.Scheme || req.URL.Host != u.Host {
+			return fmt.Errorf("catalog: the app redirected to another origin, %s: a step reaches the app's routes only", req.URL.Redacted())
+		}
+		if len(via) >= 10 {
+			return errors.New("catalog: ten redirects")
+		}
+		return nil
+	}
+	return &Routes{base: u, client: &c, header: header.Clone()}, nil
 }
 
-// Do sends method to path (a route of the app: "/api/...") with body as
+// Do sends method to path (a route of the app, from its root:
+// "/api/...") with body as
 // JSON, and reads the JSON answer into out. A path that is not a route of
 // the app (another host, a scheme) is refused; so is an answer of 400 or
 // more, with its status.

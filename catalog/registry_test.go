@@ -188,3 +188,76 @@ func TestUsageIsUnavailableUnlessReported(t *testing.T) {
 		t.Errorf("a receipt: %+v", u)
 	}
 }
+
+// A step whose state is refused made its data all the same: it is torn
+// down with the others; so are the steps before one that panics.
+func TestTeardownAfterARefusedStateOrAPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last catalog.Step
+		want []string
+	}{
+		{"a refused state", catalog.Step{ID: "login", Needs: []string{"user"},
+			Setup: func(ctx context.Context, routes *catalog.Routes, _ map[string]catalog.State) (catalog.State, error) {
+				var out struct{ ID string }
+				if err := routes.Do(ctx, http.MethodPost, "/api/things", map[string]string{"name": "session"}, &out); err != nil {
+					return nil, err
+				}
+				return catalog.State{"id": out.ID, "token": "ghp_" + strings.Repeat("q", 36)}, nil
+			},
+			Teardown: func(ctx context.Context, routes *catalog.Routes, s catalog.State) error {
+				return routes.Do(ctx, http.MethodDelete, "/api/things/"+s["id"], nil, nil)
+			}}, []string{"DELETE /api/things/thing-2", "DELETE /api/things/thing-1"}},
+		{"a panic", catalog.Step{ID: "login", Needs: []string{"user"},
+			Setup: func(context.Context, *catalog.Routes, map[string]catalog.State) (catalog.State, error) {
+				panic("a step's bug")
+			}}, []string{"DELETE /api/things/thing-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &app{}
+			srv := httptest.NewServer(a)
+			defer srv.Close()
+			var r catalog.Registry
+			r.Add(thing("user", "ann"))
+			r.Add(tc.last)
+			routes, _ := catalog.NewRoutes(srv.URL, srv.Client(), nil)
+			_, err := r.Run(context.Background(), routes, "login")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var deletes []string
+			for _, c := range a.calls {
+				if strings.HasPrefix(c, "DELETE") {
+					deletes = append(deletes, c)
+				}
+			}
+			if !slices.Equal(deletes, tc.want) {
+				t.Fatalf("teardown %q; want %q (%v)", deletes, tc.want, err)
+			}
+		})
+	}
+}
+
+// A redirect to another origin is not followed: a step's body and
+// headers go to the app only.
+func TestARedirectElsewhereIsNotFollowed(t *testing.T) {
+	var got sync.Mutex
+	leaked := false
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Lock()
+		leaked = true
+		got.Unlock()
+	}))
+	defer other.Close()
+	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer appSrv.Close()
+	routes, _ := catalog.NewRoutes(appSrv.URL, appSrv.Client(), http.Header{"X-Admin-Token": {"admin-secret"}})
+	err := routes.Do(context.Background(), http.MethodPost, "/api/things", map[string]string{"name": "x"}, nil)
+	got.Lock()
+	defer got.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "redirected to another origin") || leaked {
+		t.Fatalf("err %v, the other origin was reached: %v", err, leaked)
+	}
+}

@@ -159,8 +159,8 @@ func parseCase(line []byte) (Case, error) {
 			return c, fmt.Errorf("not a case: %v", strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	if dec.More() {
-		return c, errors.New("more than one JSON value on the line")
+	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
+		return c, fmt.Errorf("more after the case: %.20q", rest)
 	}
 	switch {
 	case c.ID == "":

@@ -100,6 +100,9 @@ interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if cfg.Reps < 1 || cfg.Concurrency < 1 || cfg.Timeout <= 0 {
+				return cli.Usagef("--reps and --concurrency take 1 or more, --timeout a positive duration")
+			}
 			evals, done, err := load(cmd)
 			if err != nil {
 				return usage(err)
@@ -117,9 +120,6 @@ interrupted.`,
 			}
 			if list {
 				return usage(printList(cmd.OutOrStdout(), chosen))
-			}
-			if cfg.Reps < 1 || cfg.Concurrency < 1 || cfg.Timeout <= 0 {
-				return cli.Usagef("--reps and --concurrency take 1 or more, --timeout a positive duration")
 			}
 			for _, v := range variants {
 				for _, name := range strings.Split(v, ",") {

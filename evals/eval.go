@@ -34,6 +34,10 @@ type Eval struct {
 	// is sent: seeds the Slack mock, loads history. An error is the
 	// attempt's, class setup_error.
 	Setup func(ctx context.Context, f *fixture.Fixture, c Case) error
+	// Teardown, if set, runs after the attempt's grade, also when the
+	// attempt failed after its app started, before the app stops: it
+	// removes what Setup made. An error fails the attempt (harness_error).
+	Teardown func(ctx context.Context, f *fixture.Fixture, c Case) error
 	// Input is what the attempt sends the app (required).
 	Input func(c Case) fixture.Input
 	// Grade scores an attempt from the end state the agent left behind:

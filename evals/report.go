@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +196,7 @@ func (r *runner) report(sets []*set, _ []*attempt) *Report {
 		}
 		base := r.summary(g[0])
 		for _, s := range g[1:] {
-			rep.Comparisons = append(rep.Comparisons, compare(s, base, r.summary(s)))
+			rep.Comparisons = append(rep.Comparisons, r.compare(g[0], s, base, r.summary(s)))
 		}
 	}
 	return rep
@@ -214,9 +213,7 @@ func (r *runner) summary(s *set) Summary {
 	agentKnown, judgeKnown := true, true
 	var judgeUSD float64
 	agentProviders := map[string]bool{}
-	started := map[int]int{} // attempts started, by repetition
 	for _, row := range rows {
-		started[row.Rep]++
 		if row.Status == Scored {
 			sum.Scored++
 		} else {
@@ -270,14 +267,14 @@ func (r *runner) summary(s *set) Summary {
 		sum.Cost.JudgeUSD = &judgeUSD
 	}
 	// The means are over the repetitions that ran every case.
-	finished := func(rep int) bool { return started[rep] == len(s.cases) }
-	anyFinished := slices.ContainsFunc(slices.Collect(maps.Keys(started)), finished)
+	fin := finishedReps(rows, len(s.cases))
+	anyFinished := len(fin) > 0
 	var scored []Row
 	for _, row := range rows {
 		if row.Status != Scored {
 			continue
 		}
-		if anyFinished && !finished(row.Rep) {
+		if anyFinished && !fin[row.Rep] {
 			sum.Unfinished++
 			continue
 		}
@@ -345,20 +342,40 @@ func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
 	return ms
 }
 
-// compare compares the variant's summary vs with the baseline's bs,
-// repetition by repetition: each ran the same cases in both.
-func compare(s *set, bs, vs Summary) Comparison {
-	c := Comparison{Eval: s.eval.Name, Variant: s.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
-	for i, m := range vs.Metrics {
-		b := bs.Metrics[i]
-		d := MetricDiff{ID: m.ID, Baseline: b.Mean, Variant: m.Mean}
-		if b.Mean != nil && m.Mean != nil {
-			diff := *m.Mean - *b.Mean
+// compare compares variant v with the baseline b on the repetitions
+// both finished (ran every case), repetition by repetition: each ran the
+// same cases in both. When neither finished one, on those both started.
+func (r *runner) compare(b, v *set, bs, vs Summary) Comparison {
+	c := Comparison{Eval: v.eval.Name, Variant: v.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
+	bRows, vRows := b.rowsCopy(), v.rowsCopy()
+	bFin, vFin := finishedReps(bRows, len(b.cases)), finishedReps(vRows, len(v.cases))
+	common := map[int]bool{}
+	for rep := range bFin {
+		if vFin[rep] {
+			common[rep] = true
+		}
+	}
+	if len(common) == 0 {
+		for _, row := range bRows {
+			if slices.ContainsFunc(vRows, func(x Row) bool { return x.Rep == row.Rep }) {
+				common[row.Rep] = true
+			}
+		}
+	}
+	keep := func(rows []Row) []Row {
+		return slices.DeleteFunc(rows, func(row Row) bool { return row.Status != Scored || !common[row.Rep] })
+	}
+	bKept, vKept := keep(bRows), keep(vRows)
+	for _, m := range v.eval.metrics() {
+		bm, vm := metricSummary(m, bKept, r.cfg.Reps), metricSummary(m, vKept, r.cfg.Reps)
+		d := MetricDiff{ID: m.ID, Baseline: bm.Mean, Variant: vm.Mean}
+		if bm.Mean != nil && vm.Mean != nil {
+			diff := *vm.Mean - *bm.Mean
 			d.Diff = &diff
 			var pairs []float64
-			for rp := range min(len(b.RepMeans), len(m.RepMeans)) {
-				if b.RepMeans[rp] != nil && m.RepMeans[rp] != nil {
-					pairs = append(pairs, *m.RepMeans[rp]-*b.RepMeans[rp])
+			for rp := range r.cfg.Reps {
+				if bm.RepMeans[rp] != nil && vm.RepMeans[rp] != nil {
+					pairs = append(pairs, *vm.RepMeans[rp]-*bm.RepMeans[rp])
 				}
 			}
 			if h, ok := halfWidth(pairs); ok {
@@ -368,6 +385,29 @@ func compare(s *set, bs, vs Summary) Comparison {
 		c.Metrics = append(c.Metrics, d)
 	}
 	return c
+}
+
+func (s *set) rowsCopy() []Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := slices.Clone(s.rows)
+	sortRows(rows)
+	return rows
+}
+
+// finishedReps are the repetitions in which every case was started.
+func finishedReps(rows []Row, cases int) map[int]bool {
+	started := map[int]int{}
+	for _, row := range rows {
+		started[row.Rep]++
+	}
+	out := map[int]bool{}
+	for rep, n := range started {
+		if n == cases {
+			out[rep] = true
+		}
+	}
+	return out
 }
 
 // write writes each set's results into its staging directory and then
@@ -445,10 +485,27 @@ func writeJSON(path string, v any) error {
 	})
 }
 
-// redact replaces the secrets in a message with the rule that found
-// each: an error may quote what the app or a tool said.
-func redact(s string) string {
+// redact replaces the secrets in a message: the values known to be
+// secrets (the app's credentials), and whatever else the secret
+// detectors find; an error may quote what the app or a tool said.
+func redact(s string, known []string) string {
+	for _, v := range known {
+		s = strings.ReplaceAll(s, v, "<<redacted>>")
+	}
 	return secrets.Default().Redact(s, func(m secrets.Match) string { return "<<redacted " + m.Rule + ">>" })
+}
+
+// credentials are the values of env whose names say they hold a
+// credential (API_KEY, TOKEN, SECRET...), longest first.
+func credentials(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if len(v) >= 6 && secrets.Default().Named(k) {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // num writes a value briefly: 1, 0.75, 3.

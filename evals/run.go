@@ -589,6 +589,15 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	// that a request still going then has ended, from every model
 	// request the attempt made, whether or not it got as far as a score.
 	// An attempt whose fixture never started spent nothing.
+	if f != nil && a.eval.Teardown != nil {
+		t.do(func() {
+			tctx, cancel := bounded()
+			defer cancel()
+			if err := a.eval.Teardown(tctx, f, a.c); err != nil {
+				t.Errorf("teardown: %v", err)
+			}
+		})
+	}
 	if f != nil {
 		r.ended(f)
 	}
@@ -600,9 +609,10 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	r.cost(&row, all, judgeFrom, judgeTo, a.eval.Judge != nil)
 	row.DurationMs = float64(time.Since(began).Microseconds()) / 1000
 	row.Status, row.Error = classify(ctx, t, stage, err, conv, all, judgeFailed)
+	row.Error = redact(row.Error, credentials(app.Env))
 	if row.Status != Scored {
 		row.Scores = nil
-		r.keepLog(trace, row, t)
+		r.keepLog(trace, row, t, credentials(app.Env))
 	}
 	if _, err := os.Stat(trace); err == nil {
 		row.Trace = filepath.ToSlash(filepath.Join("traces", name))
@@ -613,7 +623,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 // keepLog writes what an attempt with no score said (its failure, and
 // what the fixture logged: a Command app's output) as attempt.log in its
 // trace directory, secrets redacted.
-func (r *runner) keepLog(dir string, row Row, t *attemptT) {
+func (r *runner) keepLog(dir string, row Row, t *attemptT, known []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s r%d: %s\n%s\n", row.Variant, row.Case, row.Rep, row.Status, row.Error)
 	for _, l := range t.logged() {
@@ -625,7 +635,7 @@ func (r *runner) keepLog(dir string, row Row, t *attemptT) {
 		return
 	}
 	if err := atomicfile.Write(filepath.Join(dir, "attempt.log"), 0o644, func(w io.Writer) error {
-		_, err := io.WriteString(w, redact(b.String()))
+		_, err := io.WriteString(w, redact(b.String(), known))
 		return err
 	}); err != nil {
 		r.logf("evals: %s: %v", dir, err)
@@ -646,7 +656,6 @@ func classify(ctx context.Context, t *attemptT, stage string, err error, conv *f
 	default:
 		msg = failed
 	}
-	msg = redact(msg)
 	interrupted := ctx.Err() != nil
 	switch {
 	case t.timedOut():

@@ -514,3 +514,74 @@ func TestAPanicFailsTheAttemptOnly(t *testing.T) {
 		t.Fatalf("failures %q", failures)
 	}
 }
+
+// A variant is compared with the baseline on the repetitions both
+// finished: a run stopped after the baseline's third repetition and
+// before the variant's compares the first two, pair by pair.
+func TestAComparisonIsOverTheRepetitionsBothFinished(t *testing.T) {
+	up := fakeai.NewServer(t)
+	small := fakeai.Usage{Input: 100, Output: 10}
+	for range 5 {
+		up.Respond(router, routed.WithUsage(small))
+		up.Respond(titler, fakeai.Text("A question").WithUsage(small))
+	}
+	usage := fakeai.Usage{Input: 1000, Output: 100}
+	base := fakeai.Agent{Name: "base", Purpose: "agent", Model: agentevals.Sonnet}
+	haiku := fakeai.Agent{Name: "haiku", Purpose: "agent", Model: agentevals.Haiku}
+	up.Respond(base, fakeai.Text("2").WithUsage(usage), fakeai.Text("5").WithUsage(usage), fakeai.Text("2").WithUsage(usage))
+	up.Respond(haiku, fakeai.Text("2").WithUsage(usage), fakeai.Text("5").WithUsage(usage))
+	e := answers(up, casesFile(t, `{"id":"sum","input":"What is 1 + 1?","expected":"2"}`))
+	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 1, OutputPerMTok: 1}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 1}}
+	perAttempt := (110 + 110 + 1100) / 1e6
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Reps: 3, Variants: []string{"haiku"}, MaxCostUSD: 4.5 * perAttempt}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs[0].Started != 3 || rep.Runs[1].Started != 2 || !rep.Ceiling.Reached {
+		t.Fatalf("started %d and %d; ceiling %+v", rep.Runs[0].Started, rep.Runs[1].Started, rep.Ceiling)
+	}
+	// Over all it ran, the baseline's mean is 2/3 and the variant's 1/2;
+	// on the repetitions both ran they agree exactly.
+	d := rep.Comparisons[0].Metrics[0]
+	if d.ID != "correct" || *d.Baseline != 0.5 || *d.Variant != 0.5 || *d.Diff != 0 || d.CI95 == nil || d.CI95[0] != 0 || d.CI95[1] != 0 {
+		t.Fatalf("difference %+v (baseline %v, variant %v, ci %v)", d, *d.Baseline, *d.Variant, d.CI95)
+	}
+}
+
+// The app's credentials never reach the results, whatever their shape,
+// even when the app prints them as it fails.
+func TestTheAppsCredentialsAreNotWritten(t *testing.T) {
+	up := fakeai.NewServer(t)
+	e := answers(up, casesFile(t, `{"id":"a","input":"What is 1 + 1?","expected":"2"}`))
+	key := "vck_plainish_key_1234"
+	e.App.Env["AI_GATEWAY_API_KEY"] = key
+	e.App.Handler, e.App.Command, e.App.AddrEnv = nil, []string{"sh", "-c", "echo starting with $AI_GATEWAY_API_KEY; echo bad key $AI_GATEWAY_API_KEY >&2; exit 3"}, "AGENT_ADDR"
+	out := t.TempDir()
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs[0].Excluded[evals.HarnessError] != 1 {
+		t.Fatalf("summary %+v", rep.Runs[0])
+	}
+	err = filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s holds the key:\n%s", path, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := readLines(t, filepath.Join(out, "answers", "baseline", "traces", "a-r1", "attempt.log"))
+	if !strings.Contains(strings.Join(log, "\n"), "bad key <<redacted>>") {
+		t.Fatalf("attempt.log: %q", log)
+	}
+}

@@ -7,11 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentvcr/agentvcr/examples/agent/agentcatalog"
+	"github.com/agentvcr/agentvcr/internal/cli"
 )
 
 // newCatalogCmd lists the reference agent's test catalog.
 func newCatalogCmd(e *env) *cobra.Command {
-	var asJSON bool
+	var asJSON, list bool
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List the reference agent's test catalog: suites, fingerprints, cells",
@@ -29,6 +30,9 @@ recorder eval --suite S --profile P runs the cells.`,
   recorder catalog --list --json | jq '.[].fingerprint'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !list {
+				return cli.Usagef("catalog lists the suites and cells: it has nothing else to do with --list=false")
+			}
 			root, err := agentcatalog.Root()
 			if err != nil {
 				return err
@@ -51,7 +55,7 @@ recorder eval --suite S --profile P runs the cells.`,
 			return nil
 		},
 	}
-	cmd.Flags().Bool("list", true, "list the suites and their cells (what catalog does)")
+	cmd.Flags().BoolVar(&list, "list", true, "list the suites and their cells (what catalog does)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the listing as JSON")
 	return cmd
 }

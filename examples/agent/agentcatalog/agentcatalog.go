@@ -92,9 +92,10 @@ func (b *binary) remove(context.Context) error {
 }
 
 // sources are the files whose contents are part of both suites'
-// fingerprints: this definition and its grading, and the agent's turn
-// (its prompt and loop).
-var sources = []string{"examples/agent/agentcatalog/agentcatalog.go", "catalog/plan.go", "catalog/matcher.go", "examples/agent/app/turn.go"}
+// fingerprints: this definition, the grading (package catalog), and the
+// agent itself: its routes, prompts, tools, model calls and storage.
+var sources = []string{"examples/agent/agentcatalog/*.go", "catalog/*.go", "examples/agent/main.go",
+	"examples/agent/app/*.go", "examples/agent/llm/*.go", "examples/agent/store/*.go"}
 
 // New is the reference agent's catalog, its sources read from root (the
 // repository: Root finds it). gatewayKey is not part of it: profiles

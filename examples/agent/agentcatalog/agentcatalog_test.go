@@ -3,6 +3,7 @@ package agentcatalog_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,8 @@ func TestTheThreadsCellsRunAndPass(t *testing.T) {
 		up.Respond(router, fakeai.Output(map[string]any{"reasoning_level": "low", "profile": "fast", "confidence": 0.9, "reason": "short"}))
 		up.Respond(titler, fakeai.Text("A thread"))
 	}
-	for _, c := range []struct{ question, answer string }{{"user id of whoever started it", "U0TESTUSER"}, {"what it asks", "It asks who started it."}} {
+	// The second answer quotes the gateway's key: no evidence may.
+	for _, c := range []struct{ question, answer string }{{"user id of whoever started it", "U0TESTUSER"}, {"what it asks", "It asks who started it (test-gateway-key)."}} {
 		a := fakeai.Agent{Name: c.answer, Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), c.question) }}
 		for range 2 {
 			up.Respond(a, fakeai.ToolCalls(fakeai.Call("slackThreadRead", map[string]any{})).Then(fakeai.Text(c.answer)))
@@ -95,6 +97,12 @@ func TestTheThreadsCellsRunAndPass(t *testing.T) {
 	for _, s := range rep.Runs {
 		if s.Scored != 2 || *s.Metrics[0].Mean != 1 || *s.Metrics[1].Mean != 1 {
 			t.Errorf("%s: %+v %+v", s.Eval, s, s.Metrics)
+		}
+	}
+	for _, env := range []string{"in-process", "process"} {
+		b, err := os.ReadFile(filepath.Join(out, "threads.sonnet."+env, "baseline", "traces", "thread-report-r1", "evidence.json"))
+		if err != nil || strings.Contains(string(b), "test-gateway-key") || !strings.Contains(string(b), "<<redacted>>") {
+			t.Fatalf("%s: the evidence holds the run's credential, or is missing: %v\n%s", env, err, b)
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(out, "threads.sonnet.process", "baseline", "traces", "thread-author-r1", "evidence.json"))
@@ -146,5 +154,66 @@ func TestAskingForWhatIsNotThereIsAnError(t *testing.T) {
 	cat := newCatalog(t)
 	if _, err := cat.Select("threads", "sonnet-one-tool", "process"); err == nil || !strings.Contains(err.Error(), `no cell of suite "threads", profile "sonnet-one-tool", environment "process"`) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A case's setup step makes its data through the app's public routes
+// (here a web conversation, as its user) before the case runs; what it
+// made is in the cell's evidence.
+func TestAStepMakesItsDataThroughTheAppsRoutes(t *testing.T) {
+	cat := newCatalog(t)
+	threads := &cat.Suites[1]
+	threads.Steps = &catalog.Registry{}
+	if err := threads.Steps.Add(catalog.Step{ID: "earlier-conversation",
+		Setup: func(ctx context.Context, routes *catalog.Routes, _ map[string]catalog.State) (catalog.State, error) {
+			var out struct{ ConversationID string }
+			err := routes.Do(ctx, "POST", "/api/conversations", map[string]string{"idempotencyKey": "step-1", "message": "Remember: deploy 42 went out."}, &out)
+			if out.ConversationID == "" && err == nil {
+				err = errors.New("no conversation id")
+			}
+			return catalog.State{"conversationId": out.ConversationID}, err
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	threads.Cases[0].Needs = []string{"earlier-conversation"}
+	cells, err := cat.Select("threads", "sonnet", "in-process")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := fakeai.NewServer(t)
+	router := fakeai.Agent{Name: "router", Purpose: "structured", SystemPrefix: "You choose the execution profile"}
+	titler := fakeai.Agent{Name: "title", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Generate a concise") }}
+	seed := fakeai.Agent{Name: "seed", Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), "deploy 42") }}
+	for range 3 {
+		up.Respond(router, fakeai.Output(map[string]any{"reasoning_level": "low", "profile": "fast", "confidence": 0.9, "reason": "short"}))
+		up.Respond(titler, fakeai.Text("A thread"))
+	}
+	up.Respond(seed, fakeai.Text("Noted."))
+	for _, c := range []struct{ question, answer string }{{"user id of whoever started it", "U0TESTUSER"}, {"what it asks", "It asks who started it."}} {
+		a := fakeai.Agent{Name: c.answer, Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), c.question) }}
+		up.Respond(a, fakeai.ToolCalls(fakeai.Call("slackThreadRead", map[string]any{})).Then(fakeai.Text(c.answer)))
+	}
+	ctx := context.Background()
+	es, err := cat.NewPlan(cells, catalog.EnvResolver(func(string) string { return "test-gateway-key" }), fixture.Upstream(up.Transport())).Evals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := evals.Run(ctx, evals.Config{Out: out}, es...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Runs[0]; s.Scored != 2 || *s.Metrics[0].Mean != 1 {
+		t.Fatalf("summary %+v %+v", s, s.Metrics)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "threads.sonnet.in-process", "baseline", "traces", "thread-author-r1", "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Steps map[string]catalog.State
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Steps["earlier-conversation"]["conversationId"] == "" {
+		t.Fatalf("evidence %s: %v", b, err)
 	}
 }
