@@ -240,7 +240,7 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 		return s, err
 	}
 	out := t.TempDir()
-	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: 3 * time.Second, MaxCostUSD: 100}, e)
+	rep, err := evals.Run(context.Background(), evals.Config{Out: out, Timeout: 8 * time.Second, MaxCostUSD: 100}, e)
 	if err != nil {
 		t.Fatal(err)
 	}
