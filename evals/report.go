@@ -159,7 +159,7 @@ type MetricDiff struct {
 }
 
 // report sums up the sets.
-func (r *runner) report(sets []*set, _ []*attempt) *Report {
+func (r *runner) report(sets []*set) *Report {
 	rep := &Report{Stopped: r.stopped, DryRun: r.cfg.DryRun, DurationMs: float64(time.Since(r.start).Microseconds()) / 1000}
 	if r.cfg.DryRun {
 		for _, g := range groupByEval(sets) {
@@ -173,8 +173,10 @@ func (r *runner) report(sets []*set, _ []*attempt) *Report {
 		}
 	}
 	failedUnknown := 0
+	summaries := map[*set]Summary{}
 	for _, s := range sets {
-		rep.Runs = append(rep.Runs, r.summary(s))
+		summaries[s] = r.summary(s)
+		rep.Runs = append(rep.Runs, summaries[s])
 		s.mu.Lock()
 		for _, row := range s.rows {
 			rep.PricedCostUSD += row.agentUSD + row.judgeUSD
@@ -194,9 +196,8 @@ func (r *runner) report(sets []*set, _ []*attempt) *Report {
 		if r.cfg.DryRun {
 			break
 		}
-		base := r.summary(g[0])
 		for _, s := range g[1:] {
-			rep.Comparisons = append(rep.Comparisons, r.compare(g[0], s, base, r.summary(s)))
+			rep.Comparisons = append(rep.Comparisons, r.compare(g[0], s, summaries[g[0]], summaries[s]))
 		}
 	}
 	return rep

@@ -238,7 +238,8 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	r := &runner{cfg: cfg, start: time.Now(), running: map[*fixture.Fixture]bool{}}
 	var attempts []*attempt
 	// Repetition first, then case, then variant: a run stopped early has
-	// whole repetitions, and each variant the same cases as the baseline.
+	// its earlier repetitions whole (the one it stopped in is kept out of
+	// the means), and each variant ran the cases the baseline did.
 	for rep := 1; rep <= cfg.Reps; rep++ {
 		for _, byEval := range groupByEval(sets) {
 			for i := range byEval[0].cases {
@@ -251,7 +252,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	}
 	r.total = len(attempts)
 	if cfg.DryRun {
-		return r.report(sets, nil), nil
+		return r.report(sets), nil
 	}
 	if cfg.Out == "" {
 		return nil, &ConfigError{Err: errors.New("no results directory: set Out (--out)")}
@@ -261,6 +262,15 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 			return nil, err
 		}
 	}
+	// A staging directory that is not in place when Run returns (it
+	// failed) goes: nothing is left half-written.
+	defer func() {
+		for _, s := range sets {
+			if s.staging != "" {
+				os.RemoveAll(s.staging)
+			}
+		}
+	}()
 	for _, s := range sets {
 		s.dir = filepath.Join(cfg.Out, s.eval.Name, s.variant)
 		// A staging directory of this process's own: two runs into one
@@ -314,7 +324,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		})
 	}
 	wg.Wait()
-	rep := r.report(sets, attempts[next:])
+	rep := r.report(sets)
 	if err := r.write(sets, rep); err != nil {
 		return rep, err
 	}
