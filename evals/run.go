@@ -124,10 +124,7 @@ type Tokens struct {
 }
 
 func (t *Tokens) add(m fixture.ModelRequest) {
-	t.Input += m.InputTokens
-	t.Output += m.OutputTokens
-	t.CacheRead += m.CacheReadTokens
-	t.CacheWrite += m.CacheWriteTokens
+	t.addAll(Tokens{Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadTokens, CacheWrite: m.CacheWriteTokens})
 }
 
 // attempt is one planned attempt.
@@ -722,7 +719,7 @@ func (r *runner) cost(row *Row, ms []fixture.ModelRequest, judgeFrom, judgeTo in
 			// of unknown cost; a request of a model without a price,
 			// or whose usage the price cannot read, makes every one
 			// like it unknown: a ceiling cannot hold then.
-			if (m.Error != "" || m.InFlight) && m.InputTokens+m.OutputTokens == 0 {
+			if m.Failed() {
 				row.failedOpen++
 			} else if row.cannotHold == "" {
 				row.cannotHold = m.Unpriced
