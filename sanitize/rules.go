@@ -35,6 +35,10 @@ type Rules struct {
 	// their values are scanned as any text, not as the value of a
 	// credential the name tells of.
 	IDFields []string `json:"idFields,omitempty"`
+	// NotNames are phrases the name detector would take for a person's
+	// name but are the product's or another's words ("Chat Completions",
+	// "Grant Access"): matched whole, in any letter case, they stay.
+	NotNames []string `json:"notNames,omitempty"`
 }
 
 // Rule names one field and what it holds.
@@ -123,6 +127,7 @@ func (r *Rules) Merge(other *Rules) {
 	r.Document = append(r.Document, other.Document...)
 	r.NotSecrets = append(r.NotSecrets, other.NotSecrets...)
 	r.IDFields = append(r.IDFields, other.IDFields...)
+	r.NotNames = append(r.NotNames, other.NotNames...)
 	r.Identities = append(r.Identities, other.Identities...)
 	if r.Events == nil {
 		r.Events = map[string][]Rule{}

@@ -45,6 +45,10 @@ type Options struct {
 	// People are every person a database knows (recorder export
 	// --people), learned before any document.
 	People *People
+	// NoDetectNames turns the free-text name detector off: only names
+	// from rules, People and Names are then hunted, and the leak check
+	// looks for no others. The detector is on by default.
+	NoDetectNames bool
 }
 
 // Sanitizer replaces people, workspaces and secrets in recorded history.
