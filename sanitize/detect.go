@@ -119,7 +119,17 @@ func isDomainRune(r rune) bool {
 		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r))
 }
 
+// isTLD reports whether s may be a top-level domain: two letters or more
+// of any script, or an internationalised one in its ASCII form (xn--p1ai).
 func isTLD(s string) bool {
+	if len(s) > 4 && strings.EqualFold(s[:4], "xn--") {
+		for i := 4; i < len(s); i++ {
+			if !isAlnumByte(s[i]) && s[i] != '-' {
+				return false
+			}
+		}
+		return true
+	}
 	n := 0
 	for _, r := range s {
 		if !unicode.IsLetter(r) {

@@ -38,7 +38,7 @@ type entry struct {
 // spelled like one.
 func opaque(k Kind) bool {
 	switch k {
-	case KindSlackID, KindEmail, KindIdentityID, KindDashboardID, KindHexID, KindURL:
+	case KindSlackID, KindEmail, KindIdentityID, KindDashboardID, KindHexID, KindURL, KindSecret:
 		return true
 	}
 	return false

@@ -40,6 +40,9 @@ const (
 	KindIBAN        Kind = "iban"
 	KindCard        Kind = "card"
 	KindSecret      Kind = "secret"
+	KindSSN         Kind = "ssn"           // a US social security number near its name; fakes are in the 9xx area, never issued
+	KindBirthDate   Kind = "date_of_birth" // a date near words of birth; the fake keeps its layout
+	KindPassport    Kind = "passport"      // a passport number near its name
 )
 
 // faker derives every fake from HMAC-SHA256(key, kind || value): the same
@@ -176,6 +179,18 @@ func (f *faker) draw(k Kind, v string, n int) string {
 		return fakeIBAN(v, h)
 	case KindCard:
 		return fakeCard(v, h)
+	case KindSecret:
+		// A secret only its context told of (a password after curl -u):
+		// learned, so it has no rule's name.
+		return "[redacted learned " + hex.EncodeToString(h[:4]) + "]"
+	case KindSSN:
+		b := []byte(classes(v, h))
+		b[0] = '9' // the 9xx area is never issued
+		return string(b)
+	case KindBirthDate:
+		return fakeDate(v, h)
+	case KindPassport:
+		return classes(v, h)
 	}
 	panic("sanitize: no fake for kind " + string(k))
 }
@@ -483,4 +498,67 @@ func digits(v string, h []byte) string {
 		}
 	}
 	return string(b)
+}
+
+var monthNames = []string{"january", "february", "march", "april", "may", "june", "july", "august",
+	"september", "october", "november", "december"}
+
+// fakeDate writes another date in the layout of v: a group of four digits
+// is a year from 1950 to 1999, the first group of one or two digits a
+// day or month of at most 12, the next of at most 28, and a month's name
+// another month's name, in its letter case and length (March, Mar).
+func fakeDate(v string, h []byte) string {
+	var b strings.Builder
+	small := 0
+	for i := 0; i < len(v); {
+		c := v[i]
+		switch {
+		case isDigit(c):
+			j := i
+			for j < len(v) && isDigit(v[j]) {
+				j++
+			}
+			var n int
+			switch width := j - i; {
+			case width == 4:
+				n = 1950 + int(h[i%len(h)])%50
+			case small == 0:
+				n = 1 + int(h[i%len(h)])%12
+				small++
+			default:
+				n = 1 + int(h[i%len(h)])%28
+			}
+			b.WriteString(fmt.Sprintf("%0*d", j-i, n))
+			i = j
+		case isAlpha(c):
+			j := i
+			for j < len(v) && isAlpha(v[j]) {
+				j++
+			}
+			word := v[i:j]
+			if isMonth(word) {
+				m := monthNames[int(h[(i+7)%len(h)])%12]
+				if len(word) <= 4 {
+					m = m[:3]
+				}
+				word = withCase(capitalize(m), word, KindBirthDate)
+			}
+			b.WriteString(word)
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isMonth(w string) bool {
+	lw := strings.ToLower(w)
+	for _, m := range monthNames {
+		if lw == m || len(lw) >= 3 && strings.HasPrefix(m, lw) {
+			return true
+		}
+	}
+	return false
 }

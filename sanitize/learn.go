@@ -158,7 +158,7 @@ func (s *Sanitizer) learn(doc []byte, file string) (*docMeta, error) {
 		}
 		return nil, err
 	}
-	s.learnLabels(src)
+	s.learnText(src)
 	s.learned[sum] = meta
 	return meta, nil
 }
@@ -282,26 +282,9 @@ func (s *Sanitizer) learnValue(k RuleKind, v string, identity bool) {
 	}
 }
 
-// learnLabels learns the labels of the Slack markup in a document
-// (<@U1|ada.quill>, <#C1|hr-layoffs>), decoded at every depth, so that the
-// same label is replaced wherever else the text names it.
-func (s *Sanitizer) learnLabels(src string) {
-	if !strings.Contains(src, "|") && !strings.Contains(src, "u007c") && !strings.Contains(src, "u007C") {
-		return
-	}
-	w := &walker{leaf: func(_ *walker, text string, number, _ bool) []edit {
-		if number || !strings.Contains(text, "|") {
-			return nil
-		}
-		s.learnLabelsIn(text)
-		if v, ok := entityView(text); ok {
-			s.learnLabelsIn(v.text)
-		}
-		return nil
-	}}
-	w.doc(src) // a document that is not JSON is refused by the rewrite
-}
-
+// learnLabelsIn learns the labels of the Slack markup in a text
+// (<@U1|ada.quill>, <#C1|hr-layoffs>), so that the same label is replaced
+// wherever else the text names it.
 func (s *Sanitizer) learnLabelsIn(text string) {
 	for _, m := range markupRe.FindAllStringSubmatchIndex(text, -1) {
 		k, start, end := markupKind(text[m[2]:m[3]], text[m[4]:m[5]])
@@ -335,6 +318,12 @@ func (s *Sanitizer) learnName(v string, parts bool) {
 	s.dict.add(KindFirstName, f[0])
 	s.dict.add(KindLastName, f[len(f)-1])
 	s.dict.add(KindName, strings.Join(f, ""))
+	// Slugs and file names join the parts (imogen-hale-4b2a1,
+	// Imogen_Hale_cv.pdf): as handles, they match in any letter case,
+	// where a part that is an English word alone matches only as written.
+	for _, sep := range []string{".", "_", "-"} {
+		s.dict.add(KindHandle, strings.ToLower(strings.Join(f, sep)))
+	}
 	for i, p := range f {
 		k := KindFirstName
 		if i == len(f)-1 {

@@ -31,6 +31,10 @@ type Report struct {
 	// are not plain identifiers, or hold a value the sanitizer replaces,
 	// as a digest), with Options.ReportPaths.
 	Paths map[string]map[Kind]int `json:"paths,omitempty"`
+	// NamesDetected counts the names learned from free text and from the
+	// local parts of email addresses rather than from a known field, a
+	// people file or a names list, by digest of the name.
+	NamesDetected map[string]int `json:"namesDetected,omitempty"`
 }
 
 func newReport(fingerprint, rulesDigest string, random bool) Report {
@@ -67,4 +71,13 @@ func (r *Report) add(edits []edit, in, out, rows int) {
 		}
 		r.Paths[e.where][e.kind]++
 	}
+}
+
+// detectedName counts a name the name detector or an email's local part
+// gave, by digest.
+func (r *Report) detectedName(digest string) {
+	if r.NamesDetected == nil {
+		r.NamesDetected = map[string]int{}
+	}
+	r.NamesDetected[digest]++
 }

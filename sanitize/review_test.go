@@ -126,7 +126,8 @@ func TestMoreFormsOfNumbersAndIDs(t *testing.T) {
 		t.Errorf("a table of small numbers was taken for a card: %s", eventsOf(out))
 	}
 	s, _ := New(Options{Key: testKey})
-	short := base64.StdEncoding.EncodeToString([]byte("Nadia Noor"))
+	// Shorter than the rewrite reads base64 (12 characters): refused.
+	short := base64.StdEncoding.EncodeToString([]byte("hi Nadia!"))
 	doc := `{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0NADI0001","displayName":"Nadia Noor"}],"events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"blob":"` + short + `"}}]}`
 	if _, err := s.Sanitize([]byte(doc), "b.json"); !errors.Is(err, ErrLeak) {
 		t.Errorf("a name in short base64: %v; want a refusal", err)

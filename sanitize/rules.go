@@ -137,13 +137,16 @@ func (r *Rules) Merge(other *Rules) {
 	}
 }
 
-// Digest identifies the rules in stamps and reports.
+// Digest identifies the rules, and the word lists the sanitizer reads,
+// in stamps and reports.
 func (r *Rules) Digest() string {
 	b, err := json.Marshal(r) // map keys are sorted: stable
 	if err != nil {
 		panic(err)
 	}
-	sum := sha256.Sum256(b)
+	// The word lists decide what the name detector finds: a change of
+	// list changes the digest.
+	sum := sha256.Sum256(append(b, names().digest...))
 	return hex.EncodeToString(sum[:8])
 }
 

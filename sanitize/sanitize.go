@@ -74,6 +74,8 @@ type Sanitizer struct {
 	memo        map[string][]edit // textEdits of short texts, as of memoBuilt entries
 	memoBuilt   int
 	namedKeys   map[string]bool // see named
+	detectNames bool            // !Options.NoDetectNames
+	notNames    []string        // rules.NotNames, lower case
 }
 
 // New returns a Sanitizer.
@@ -95,6 +97,10 @@ func New(opts Options) (*Sanitizer, error) {
 	}
 	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, reportPaths: opts.ReportPaths,
 		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}, namedKeys: map[string]bool{}}
+	s.detectNames = !opts.NoDetectNames
+	for _, n := range rules.NotNames {
+		s.notNames = append(s.notNames, strings.ToLower(strings.Join(strings.Fields(n), " ")))
+	}
 	s.dict.byValue = map[string]int{}
 	s.dict.folded = map[string]struct{}{}
 	s.fk = newFaker(key, s.dict.isOriginal)
@@ -120,6 +126,7 @@ func (s *Sanitizer) Report() *Report {
 	r.Replaced = maps.Clone(r.Replaced)
 	r.Detectors = maps.Clone(r.Detectors)
 	r.Paths = maps.Clone(r.Paths)
+	r.NamesDetected = maps.Clone(r.NamesDetected)
 	for p, m := range r.Paths {
 		r.Paths[p] = maps.Clone(m)
 	}

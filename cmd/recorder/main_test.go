@@ -122,9 +122,10 @@ func TestExportSanitizedNeverWritesRawData(t *testing.T) {
 		t.Fatalf("load of the sanitized export: %+v", r)
 	}
 
-	// A refusal writes nothing: a person's handle inside base64, which the
-	// rewrite does not decode and the leak check does.
-	blob := base64.StdEncoding.EncodeToString([]byte("assigned to bo.rivet"))
+	// A refusal writes nothing: a person's handle inside base64 after a
+	// line of another length, which the rewrite cannot write again and
+	// the leak check decodes.
+	blob := base64.StdEncoding.EncodeToString([]byte("note: ")) + "\n" + base64.StdEncoding.EncodeToString([]byte("owner bo.rivet"))
 	if _, err := src.Exec(context.Background(), `UPDATE junior_conversation_events SET payload = payload || jsonb_build_object('blob', $2::text)
 		WHERE conversation_id = $1 AND type = 'turn_routed'`, slack.ID, blob); err != nil {
 		t.Fatal(err)

@@ -62,8 +62,15 @@ found too. A refused file is named with the row seq, the JSON path and why,
 never the value; --skip-refused writes the files that passed, and still
 exits 1.
 
-Known limit: a name that appears only in free text, in no known field, in no
---people file and in no --names file, is not found.`,
+Names in free text are found too: a pair of capitalised words whose first is
+a given name of some locale ("ask Imogen Hale"), and the name an address's
+local part spells (imogen.hale@corp.io), then replaced wherever they stand
+in every file of the run. --no-detect-names turns the detector off; a rules
+file's "notNames" keeps product phrases it would take for names ("Chat
+Completions").
+
+Known limit: a name of words in no name list and no dictionary, with no
+word such as "ask" or "cc" before it, is not found.`,
 		Example: `  sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/launch.json export.json
   recorder export --conversation local:web:4f1c | sanitize > launch.json
   sanitize --key-file k --report report.json -o recordings/ exports/

@@ -141,12 +141,13 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	raw := sample(t, dir, "raw.json", 20)
 	bad := filepath.Join(dir, "v2.json")
 	os.WriteFile(bad, []byte(`{"version":2,"surface":"web","events":[]}`), 0o600)
-	// A learned handle inside base64, which the rewrite does not decode
-	// and the leak check does: refused.
+	// A learned handle inside base64 after a line of another length,
+	// which the rewrite cannot write again and the leak check decodes:
+	// refused.
 	rules := filepath.Join(dir, "rules.json")
 	os.WriteFile(rules, []byte(`{"version":1,"events":{"tool_result":[{"path":"payload.owner","kind":"handle"}]}}`), 0o600)
 	leaky := filepath.Join(dir, "leaky.json")
-	blob := base64.StdEncoding.EncodeToString([]byte("owner: nadia.quill"))
+	blob := base64.StdEncoding.EncodeToString([]byte("note: ")) + `\n` + base64.StdEncoding.EncodeToString([]byte("nadia.quill"))
 	os.WriteFile(leaky, []byte(`{"version":1,"surface":"web","events":[{"seq":3,"type":"tool_result","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"owner":"nadia.quill","blob":"`+blob+`"}}]}`), 0o600)
 	leakOut := filepath.Join(dir, "leak.json")
 	shortKey := filepath.Join(dir, "short.key")
@@ -185,9 +186,10 @@ func TestPeopleFileAndSkipRefused(t *testing.T) {
 	in := filepath.Join(dir, "in")
 	os.Mkdir(in, 0o700)
 	// One file names a person it never references; the people file knows
-	// her. Another holds a handle in base64, which is refused.
+	// her. Another holds a handle in base64 the rewrite cannot write
+	// again (lines of two lengths), which is refused.
 	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"ask Dana Okonkwo"}}]}`), 0o600)
-	blob := base64.StdEncoding.EncodeToString([]byte("owner dana.okonkwo"))
+	blob := base64.StdEncoding.EncodeToString([]byte("note: ")) + `\n` + base64.StdEncoding.EncodeToString([]byte("dana.okonkwo"))
 	os.WriteFile(filepath.Join(in, "b.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":4,"type":"tool_result","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"blob":"`+blob+`"}}]}`), 0o600)
 	name, handle := "Dana Okonkwo", "dana.okonkwo"
 	people, _ := json.Marshal(sanitize.People{Kind: sanitize.PeopleKind, Version: 1, Identities: []history.Identity{

@@ -23,6 +23,8 @@ type Sanitize struct {
 	RulesFile string
 	NamesFile string
 	Force     bool
+	// NoDetectNames turns the free-text name detector off.
+	NoDetectNames bool
 }
 
 // Register adds the flags to fs.
@@ -31,13 +33,14 @@ func (f *Sanitize) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.RulesFile, "rules", "", "more rules (JSON) on top of the junior profile's")
 	fs.StringVar(&f.NamesFile, "names", "", "file of names to hunt in free text, one per line")
 	fs.BoolVar(&f.Force, "force", false, "sanitize files that carry a sanitizer stamp already")
+	fs.BoolVar(&f.NoDetectNames, "no-detect-names", false, "do not look for people's names in free text (only names from known fields, --people and --names)")
 }
 
 // Options reads the key, rules and names the flags name. The key is the
 // key file's content or the environment variable's value, with surrounding
 // white space removed.
 func (f *Sanitize) Options(getenv func(string) string) (sanitize.Options, error) {
-	opts := sanitize.Options{Force: f.Force}
+	opts := sanitize.Options{Force: f.Force, NoDetectNames: f.NoDetectNames}
 	switch {
 	case f.KeyFile != "":
 		b, err := os.ReadFile(f.KeyFile)
