@@ -31,6 +31,15 @@
 // a check character, phones, IBANs and cards a failing check, IPs the
 // documentation networks, emails example.com.
 //
-// Known limit: a name that appears only in free text, in no known field,
-// no people file and no names list, is not found.
+// Names are learned from free text too, before anything is written: the
+// name every email address's local part spells (jo.kemp@corp.io), and
+// the names a deterministic detector finds with word lists of given names
+// and surnames (see names.go); Options.NoDetectNames turns the detector
+// off and Rules.NotNames keeps phrases it would take for names. So are
+// values only their context tells of (a password after curl -u, a date
+// after "DOB"), and base64 that decodes to text is rewritten in place.
+//
+// Known limit: a name of words in no name list, with no word such as
+// "ask" or "cc" before it, in no known field, no people file and no names
+// list, is not found.
 package sanitize

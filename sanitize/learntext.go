@@ -29,11 +29,27 @@ func (s *Sanitizer) learnText(src string) {
 		if isKey {
 			return nil
 		}
+		// Learning from a text twice learns nothing new: texts repeat
+		// within a conversation and across its files.
+		if len(text) <= memoMaxText {
+			mt := memberText{key, text}
+			if _, ok := s.seen[mt]; ok {
+				return nil
+			}
+			if s.seenBytes += len(key) + len(text); s.seenBytes > memoMaxBytes {
+				clear(s.seen)
+				s.seenBytes = len(key) + len(text)
+			}
+			s.seen[memberText{strings.Clone(key), strings.Clone(text)}] = struct{}{}
+		}
 		s.learnFrom(text, key, 0)
 		return nil
 	}}
 	w.doc(src) // a document that is not JSON is refused by the rewrite
 }
+
+// memberText is a string and the object key it is the value of.
+type memberText struct{ key, text string }
 
 // learnFrom learns from one decoded string, and from what it decodes to.
 func (s *Sanitizer) learnFrom(text, key string, depth int) {
@@ -92,15 +108,32 @@ func (s *Sanitizer) learnEmail(addr string) {
 	}
 }
 
-// phoneMember reports whether an object key names a phone number.
+// phoneMember reports whether an object key names a phone number, in
+// any letter case, with or without _ - or spaces.
 func phoneMember(key string) bool {
-	k := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(key))
-	switch k {
-	case "phone", "phones", "mobile", "mobilephone", "tel", "telephone", "cell", "cellphone", "fax", "whatsapp",
-		"phonenumber", "mobilenumber", "telephonenumber", "workphone", "homephone", "sms", "msisdn":
-		return true
+	if len(key) < 3 || len(key) > 24 {
+		return false
 	}
-	return false
+	var buf [24]byte
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '_' || c == '-' || c == ' ':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return phoneKeys[string(buf[:n])]
+}
+
+var phoneKeys = map[string]bool{
+	"phone": true, "phones": true, "mobile": true, "mobilephone": true, "tel": true, "telephone": true, "cell": true,
+	"cellphone": true, "fax": true, "whatsapp": true, "phonenumber": true, "mobilenumber": true, "telephonenumber": true,
+	"workphone": true, "homephone": true, "sms": true, "msisdn": true,
 }
 
 // learnMemberPhone learns the digits of a value under a member named like
@@ -140,7 +173,7 @@ func (s *Sanitizer) learnMember(key, text string) {
 var (
 	// awsKeyIDRe is an AWS access key id; awsSecretRe a secret access
 	// key, which learnContext looks for on the lines after one.
-	awsKeyIDRe  = regexp.MustCompile(`\b(?:AKIA|ASIA|AIDA|AROA)[A-Z0-9]{16}\b`)
+	awsKeyIDRe  = regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
 	awsSecretRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`)
 	// iniCredRe are credentials in an INI file (~/.aws/credentials) or
 	// an environment file.
@@ -172,7 +205,7 @@ func (s *Sanitizer) learnContext(text string) {
 			}
 		}
 	}
-	if awsKeyIDRe.MatchString(text) {
+	if strings.Contains(text, "AKIA") || strings.Contains(text, "ASIA") {
 		for _, m := range awsKeyIDRe.FindAllStringIndex(text, -1) {
 			// The secret key stands within three lines after its id.
 			rest := text[m[1]:]
@@ -190,13 +223,7 @@ func (s *Sanitizer) learnContext(text string) {
 			}
 		}
 	}
-	lower := ""
-	has := func(word string) bool {
-		if lower == "" {
-			lower = strings.ToLower(text)
-		}
-		return strings.Contains(lower, word)
-	}
+	has := func(word string) bool { return indexFold(text, word) >= 0 }
 	if strings.ContainsAny(text, "=:") && (has("aws_") || has("password") || has("secret") || has("token")) {
 		add(KindSecret, iniCredRe, 1)
 	}
@@ -213,7 +240,7 @@ func (s *Sanitizer) learnContext(text string) {
 	if has("ssn") || has("social security") || has("sozialversicherung") {
 		add(KindSSN, ssnRe, 1)
 	}
-	if has("dob") || has("d.o.b") || has("birth") || has("born") || has("geboren") || has("né") {
+	if has("dob") || has("d.o.b") || has("birth") || has("born") || has("geboren") || strings.Contains(text, "né") {
 		add(KindBirthDate, dobRe, 1)
 	}
 	if has("passport") {

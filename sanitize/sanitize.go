@@ -71,8 +71,11 @@ type Sanitizer struct {
 	leak        *verifier         // the leak check's view of dict, as of leakBuilt entries
 	leakBuilt   int
 	notSecrets  *regexp.Regexp    // rules.NotSecrets
-	memo        map[string][]edit // textEdits of short texts, as of memoBuilt entries
+	memo        map[string][]edit // textEdits of texts up to memoMaxText, as of memoBuilt entries
 	memoBuilt   int
+	memoBytes   int                     // of the texts in memo
+	seen        map[memberText]struct{} // texts learnText has learned from
+	seenBytes   int
 	namedKeys   map[string]bool // see named
 	detectNames bool            // !Options.NoDetectNames
 	notNames    []string        // rules.NotNames, lower case
@@ -96,7 +99,7 @@ func New(opts Options) (*Sanitizer, error) {
 		rules = DefaultRules()
 	}
 	s := &Sanitizer{rules: rules, tries: newTries(rules), random: random, force: opts.Force, reportPaths: opts.ReportPaths,
-		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}, namedKeys: map[string]bool{}}
+		learned: map[uint64]*docMeta{}, seed: maphash.MakeSeed(), keys: map[string]string{}, notSecrets: rules.notSecrets(), memo: map[string][]edit{}, namedKeys: map[string]bool{}, seen: map[memberText]struct{}{}}
 	s.detectNames = !opts.NoDetectNames
 	for _, n := range rules.NotNames {
 		s.notNames = append(s.notNames, strings.ToLower(strings.Join(strings.Fields(n), " ")))

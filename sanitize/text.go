@@ -39,26 +39,35 @@ func (v *view) orig(i int) int {
 // its entity- and percent-decoded views, the longest winning where two
 // overlap, secrets before all.
 func (s *Sanitizer) textEdits(text string) []edit {
-	// Short texts repeat (keys, roles, types): what was found in one is
-	// remembered, until the dictionary grows.
-	const memoMax = 96
-	if len(text) <= memoMax {
+	// Texts repeat (keys, roles, types, and in a conversation the same
+	// system prompt, tool descriptions and tool results in every turn):
+	// what was found in one is remembered, until the dictionary grows, in
+	// a memo of bounded size.
+	if len(text) <= memoMaxText {
 		if s.memoBuilt != s.dict.built {
 			clear(s.memo)
-			s.memoBuilt = s.dict.built
+			s.memoBuilt, s.memoBytes = s.dict.built, 0
 		}
 		if e, ok := s.memo[text]; ok {
 			return e
 		}
 		e := s.findEdits(text)
-		if len(s.memo) >= 1<<16 {
+		if s.memoBytes += len(text); s.memoBytes > memoMaxBytes {
 			clear(s.memo)
+			s.memoBytes = len(text)
 		}
 		s.memo[strings.Clone(text)] = e
 		return e
 	}
 	return s.findEdits(text)
 }
+
+// memoMaxText is the longest text the memos keep; memoMaxBytes bounds
+// the text a memo holds, so memory stays flat however long the run.
+const (
+	memoMaxText  = 8 << 10
+	memoMaxBytes = 16 << 20
+)
 
 func (s *Sanitizer) findEdits(text string) []edit {
 	spans := s.viewSpans(view{text: text}, nil)
