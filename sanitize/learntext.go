@@ -223,7 +223,7 @@ func (s *Sanitizer) learnContext(text string) {
 			}
 		}
 	}
-	has := func(word string) bool { return indexFold(text, word) >= 0 }
+	has := func(word string) bool { return containsFold(text, word) }
 	if strings.ContainsAny(text, "=:") && (has("aws_") || has("password") || has("secret") || has("token")) {
 		add(KindSecret, iniCredRe, 1)
 	}
@@ -260,4 +260,19 @@ func hasMixedClasses(v string) bool {
 		digit = digit || isDigit(c)
 	}
 	return upper && lower && digit
+}
+
+// containsFold reports whether s holds the lower-case ASCII word in any
+// letter case.
+func containsFold(s, word string) bool {
+	first, upper := word[0], word[0]
+	if 'a' <= first && first <= 'z' {
+		upper = first - ('a' - 'A')
+	}
+	for i := 0; i+len(word) <= len(s); i++ {
+		if c := s[i]; (c == first || c == upper) && strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,7 +26,8 @@ import (
 // Hale", "Oskar Lindqvist"); when neither is an English word and one is a
 // listed name ("Tunde Bakare"); or, after a word that introduces a person
 // (ask, cc, with, from, ...), when the first is no English word and the
-// second a surname or no English word either ("ask Bartholomew Quennell"). In Cyrillic and Greek, where only names and a
+// second a surname or no English word either ("ask Bartholomew Quennell"),
+// or when the first is a given name ("cc Imogen Hale"). In Cyrillic and Greek, where only names and a
 // sentence's first word take a capital, two title-case words of which the
 // first is a listed name, or a listed name with an ending of up to two
 // letters (Ивану Петрову), are a name.
@@ -41,7 +42,11 @@ var surnamesGz []byte
 // @faker-js/faker in a script with letter case (see words/README.md).
 type nameLists struct {
 	given, surnames map[string]struct{}
-	digest          string // of the lists, for the rules digest
+	// stems are the names of scripts with case endings (Cyrillic,
+	// Greek) and each without its last one or two letters, of three
+	// letters or more.
+	stems  map[string]struct{}
+	digest string // of the lists, for the rules digest
 }
 
 var names = sync.OnceValue(func() *nameLists {
@@ -64,22 +69,46 @@ var names = sync.OnceValue(func() *nameLists {
 	h.Write(givenGz)
 	h.Write(surnamesGz)
 	h.Write(englishGz)
-	return &nameLists{given: read(givenGz), surnames: read(surnamesGz), digest: hex.EncodeToString(h.Sum(nil)[:8])}
+	l := &nameLists{given: read(givenGz), surnames: read(surnamesGz), stems: map[string]struct{}{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
+	for _, set := range []map[string]struct{}{l.given, l.surnames} {
+		for w := range set {
+			if r, _ := utf8.DecodeRuneInString(w); scriptOf(r) != scriptCyrillic && scriptOf(r) != scriptGreek {
+				continue
+			}
+			for cut := 0; cut <= 2 && utf8.RuneCountInString(w) >= 3; cut++ {
+				l.stems[w] = struct{}{}
+				_, n := utf8.DecodeLastRuneInString(w)
+				w = w[:len(w)-n]
+			}
+		}
+	}
+	return l
 })
 
 func isGiven(w string) bool   { _, ok := names().given[w]; return ok }
 func isSurname(w string) bool { _, ok := names().surnames[w]; return ok }
 
 // introducers are words after which a capitalised pair is a person more
-// often than not.
-var introducers = map[string]bool{
-	"ask": true, "asked": true, "cc": true, "with": true, "from": true, "to": true, "by": true, "thanks": true,
-	"hi": true, "hey": true, "hello": true, "dear": true, "ping": true, "pinged": true, "tell": true, "told": true,
-	"email": true, "emailed": true, "call": true, "called": true, "meet": true, "met": true, "per": true,
-	"via": true, "invite": true, "invited": true, "contact": true, "attn": true, "mr": true, "mrs": true,
-	"ms": true, "dr": true, "prof": true, "and": true, "or": true, "for": true, "owner": true, "assignee": true,
-	"reviewer": true, "manager": true, "colleague": true, "candidate": true, "author": true,
+// often than not: strongly (ask, cc, dear), or weakly (with, from), where
+// a product's name stands as often ("with Claude Opus").
+var introducers = map[string]introducer{
+	"ask": strong, "asked": strong, "cc": strong, "thanks": strong, "thank": strong, "hi": strong, "hey": strong,
+	"hello": strong, "dear": strong, "ping": strong, "pinged": strong, "tell": strong, "told": strong,
+	"email": strong, "emailed": strong, "call": strong, "called": strong, "meet": strong, "met": strong,
+	"invite": strong, "invited": strong, "contact": strong, "attn": strong, "mr": strong, "mrs": strong,
+	"ms": strong, "dr": strong, "prof": strong, "assignee": strong, "reviewer": strong, "colleague": strong,
+	"candidate": strong, "cv": strong, "resume": strong,
+	"with": weak, "from": weak, "to": weak, "by": weak, "per": weak, "via": weak, "and": weak, "or": weak,
+	"for": weak, "owner": weak, "manager": weak, "author": weak,
 }
+
+type introducer uint8
+
+const (
+	none introducer = iota
+	weak
+	strong
+)
 
 // nameWord is one word of a text that may be part of a name.
 type nameWord struct {
@@ -97,7 +126,7 @@ func detectNames(text string, notNames []string, found func(name string)) {
 	var lower string // text in lower case, for notNames, made once
 	var prev nameWord
 	havePrev := false
-	context := false // the word before prev introduces a person
+	context := none // how the word before prev introduces a person
 	for i := 0; i < len(text); {
 		w, next, ok := nextWord(text, i)
 		if !ok {
@@ -117,7 +146,10 @@ func detectNames(text string, notNames []string, found func(name string)) {
 				found(name)
 			}
 		}
-		context = havePrev && introducers[strings.ToLower(prev.word)]
+		context = none
+		if havePrev {
+			context = introducers[strings.ToLower(prev.word)]
+		}
 		prev, havePrev = w, true
 		i = next
 	}
@@ -130,7 +162,7 @@ func isPairGap(gap string) bool {
 }
 
 // isName decides a pair of adjacent title-case words of one script.
-func isName(a, b nameWord, context bool) bool {
+func isName(a, b nameWord, context introducer) bool {
 	if a.script == scriptLatin {
 		eb := englishWord(strings.ToLower(b.word))
 		switch {
@@ -138,31 +170,32 @@ func isName(a, b nameWord, context bool) bool {
 			return true
 		case !englishWord(strings.ToLower(a.word)) && !eb && (isGiven(b.word) || isSurname(b.word)):
 			return true
-		case context && !englishWord(strings.ToLower(a.word)) && (isSurname(b.word) || !eb):
+		case context == strong && isGiven(a.word):
+			return true
+		case context != none && !englishWord(strings.ToLower(a.word)) && (isSurname(b.word) || !eb):
 			return true
 		}
 		return false
 	}
 	if a.script == scriptCyrillic || a.script == scriptGreek {
-		return listedStem(a.word)
+		return declinedName(a.word)
 	}
 	return false
 }
 
-// listedStem reports whether w, or w without an ending of one or two
-// letters, is a listed given name or surname of three letters or more:
-// Slavic and Greek names decline (Иван, Ивана, Ивану).
-func listedStem(w string) bool {
+// declinedName reports whether w is a listed name of a script with case
+// endings, or differs from one only in an ending of up to two letters
+// (Иван, Ивана, Ивану; Γιώργος, Γιώργο): some form of w without its last
+// two letters or fewer is a form of a listed name without its last two
+// letters or fewer, of three letters or more.
+func declinedName(w string) bool {
+	stems := names().stems
 	for cut := 0; cut <= 2; cut++ {
-		if isGiven(w) || isSurname(w) {
+		if _, ok := stems[w]; ok {
 			return true
 		}
 		_, n := utf8.DecodeLastRuneInString(w)
-		if n == 0 {
-			return false
-		}
-		w = w[:len(w)-n]
-		if utf8.RuneCountInString(w) < 3 {
+		if w = w[:len(w)-n]; utf8.RuneCountInString(w) < 3 {
 			return false
 		}
 	}
