@@ -76,7 +76,7 @@ func TestBase64RunsAreWrittenAsTheyWere(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, run string
-		dec      func(string) ([]byte, error)
+		dec       func(string) ([]byte, error)
 	}{
 		{"std", std, base64.StdEncoding.Strict().DecodeString},
 		{"wrapped at 60", strings.Join(wrapped, "\n") + "\n", func(s string) ([]byte, error) {
