@@ -104,6 +104,7 @@ const (
 	pdCredProfileKey  = "Fake0Ro/9Lm3Xp8Vn4Bc6Zs1Hd5Ky2Ge7NaUqWtE"
 	pdCredSession     = "FwoGZXIvYXdzEFAKEaDN7qR2vLx9Kp4Wm8Tz3Hb6Jc1Yf5Gd0Se7Ua2Xo9Pi4Lk8Nw3Mq6Vr1Bt5Cy0Dz7Eh2Fj9Gk4Hl8Im3Jn6Ko1Lp5Mq0Nr"
 	pdBearer          = "qf_live_9Qm2xT7vLp4Rk8Wn3Zc6Hb1Yd5Fj0GsFAKE"
+	pdBearerTrace     = "9f8e7d6c5b4a39281706f5e4d3c2b1a0FAKE7q6p5o4n"
 	pdBasicPlain      = "deploy:FakePass2026!"
 	pdCurlPassword    = "Pa55word!"
 	pdUserPassword    = "G7!mKp2#Lw9qFAKE"
@@ -217,6 +218,7 @@ func pdValues() *plantedDirValues {
 	val("secret", "sshpass -p", pdSSHPassPassword)
 	val("secret", "docker login -p", pdDockerPassword)
 	val("secret", "Authorization: Bearer", pdBearer)
+	val("secret", "Authorization: Bearer, a header line of curl -v", pdBearerTrace)
 	val("secret", "Authorization: Basic", pdBasic())
 	val("secret", "Authorization: Basic, decoded", "FakePass2026!")
 	_, chunk := pdGCPPrivateKey()
@@ -454,7 +456,7 @@ func plantedDir() (map[string][]byte, []byte) {
 	budget := &pdDoc{surface: "slack", conversation: "slack:C07BUDGET1:1790100000.000100", clock: 1790100000000,
 		identities: []pdPerson{pdMarguerite, pdDeclan}}
 	budget.turn(pdDeclan,
-		"<@U07JUNIOR0> can you pull the Q3 budget sheet? Ask Tunde Bakare about the budget, and cc Imogen Hale. "+
+		"<@U07JUNIOR0> can you pull the Q3 budget sheet and ask Tunde Bakare about the budget, cc Imogen Hale? "+
 			"Maren Holloway (maren.holloway@quillfeather.io) owns the forecast; her CV is still in the drive as maren_holloway_cv.pdf, please move it.",
 		"The Q3 sheet is saved as q3.csv. Tunde Bakare is the budget owner; I have not contacted Imogen Hale.",
 		pdTool{name: "bash", args: pdObj{{"command", "curl -sS -u someone@example.org:" + pdCurlPassword + " https://finance.quillfeather.io/api/v2/budget/q3.csv -o q3.csv && wc -l q3.csv"}},
@@ -536,6 +538,7 @@ func plantedDir() (map[string][]byte, []byte) {
 		pdTool{name: "bash", args: pdObj{{"command", "cat ~/notes/ledger-debug.sh"}},
 			text: "#!/bin/sh\n# what we ran last night\ncurl --user 'svc-export:" + pdUserPassword + "' https://ledger.quillfeather.io/admin/health\n" +
 				"curl -H \"Authorization: Bearer " + pdBearer + "\" https://ledger.quillfeather.io/api/jobs\n" +
+				"# curl -v said:\n# > GET /api/jobs HTTP/2\n# > Host: ledger.quillfeather.io\n# > Authorization: Bearer " + pdBearerTrace + "\n" +
 				"mysqldump -h db.quillfeather.io -u billing --password='" + pdDumpPassword + "' ledger > /tmp/ledger.sql\n" +
 				"docker login -u quillbot -p '" + pdDockerPassword + "' registry.quillfeather.io\n"},
 		pdTool{name: "httpTrace", args: pdObj{{"id", "req-7781"}},

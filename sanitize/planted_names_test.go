@@ -309,6 +309,38 @@ func TestPlantedDirectory(t *testing.T) {
 		}
 	})
 
+	t.Run("reports and refusals hold no planted value", func(t *testing.T) {
+		s, err := sanitize.New(sanitize.Options{Key: []byte(plantedDirKey), ReportPaths: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var side []any
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			if err := s.Learn(files[name], name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			if _, err := s.Sanitize(files[name], name); err != nil {
+				side = append(side, err.Error(), err)
+			}
+			found, _ := sanitize.Check(files[name], name)
+			side = append(side, found)
+		}
+		side = append(side, s.Report())
+		b, err := json.Marshal(side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hayOf(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, left := range survivorsOf(h, p) {
+			t.Errorf("a report, a refusal or a check finding holds %s", left)
+		}
+	})
+
 	// Measured, not asserted: which planted values check finds on its
 	// own, each in the line of raw text it was planted in, the other
 	// planted values of that line masked, stamped.

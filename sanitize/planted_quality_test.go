@@ -219,8 +219,9 @@ var examplePeople = map[string]bool{
 	"Marie": true, "AnneMarie": true, "Anne-Marie": true, "Dana": true, "Priya": true,
 }
 
-// repositoryProse returns this repository's README and the doc comments of
-// its Go packages, as paragraphs, code blocks left out.
+// repositoryProse returns this repository's README, its markdown under
+// docs/ and the doc comments of its Go packages, as paragraphs, code blocks
+// left out.
 func repositoryProse(t *testing.T) []string {
 	t.Helper()
 	root := ".."
@@ -256,6 +257,16 @@ func repositoryProse(t *testing.T) []string {
 		flush()
 	}
 	add(string(readme), false)
+	// Markdown under docs/, once the README is split there.
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	more, _ := filepath.Glob(filepath.Join(root, "docs", "*", "*.md"))
+	for _, path := range append(docs, more...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(string(b), false)
+	}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
