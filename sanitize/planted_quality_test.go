@@ -211,12 +211,15 @@ func TestNameDetectorRecallAndPrecision(t *testing.T) {
 }
 
 // examplePeople are the people the repository's own prose names as
-// examples of what the sanitizer replaces; changing them is no false
-// positive.
+// examples of what the sanitizer replaces (its own and the issue's);
+// changing them is no false positive.
 var examplePeople = map[string]bool{
 	"Ada": true, "Quill": true, "Bo": true, "Rivet": true, "Cy": true, "José": true, "Jose": true, "JOSE": true,
 	"Núñez": true, "Nunez": true, "Liam": true, "Nadia": true, "Noor": true, "NadiaNoor": true, "Anne": true,
 	"Marie": true, "AnneMarie": true, "Anne-Marie": true, "Dana": true, "Priya": true,
+	"Corin": true, "Abbot": true, "Imogen": true, "Hale": true, "Tunde": true, "Bakare": true, "Lucía": true, "Lucia": true,
+	"Ferrer": true, "Oskar": true, "Lindqvist": true, "Иван": true, "Петров": true, "Ивану": true, "Петрову": true,
+	"Ивана": true, "Петрова": true,
 }
 
 // repositoryProse returns this repository's README, its markdown under
@@ -331,28 +334,50 @@ func plainWords(text string) map[string]int {
 
 // TestNameDetectorFalsePositivesOnProse sanitizes this repository's README
 // and Go doc comments, name-free technical prose but for the people they
-// name as examples, and counts the words the sanitizer changed that are
-// not personal values: at most 0.1 per KB.
+// name as examples, as a directory run does (every document learned
+// first, so a word taken for a name once is replaced everywhere), and
+// counts the words the sanitizer changed that are not personal values: at
+// most 0.1 per KB.
 func TestNameDetectorFalsePositivesOnProse(t *testing.T) {
 	paragraphs := repositoryProse(t)
 	s, err := sanitize.New(sanitize.Options{Key: []byte(plantedDirKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	batches := slices.Collect(slices.Chunk(paragraphs, 50))
+	for i, batch := range batches {
+		if err := s.Learn(proseDoc(batch), fmt.Sprintf("prose-%d.json", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	size, falsePositives, refused := 0, 0, 0
 	changed := map[string]int{}
+	var examples []string
 	measure := func(in, out string) {
 		size += len(in)
 		before, after := plainWords(in), plainWords(out)
+		found := false
 		for w, n := range before {
 			if d := n - after[w]; d > 0 && !examplePeople[w] {
 				falsePositives += d
 				changed[w] += d
+				found = true
+			}
+		}
+		if a, b := strings.Fields(in), strings.Fields(out); found && len(examples) < 12 {
+			// The first difference, after the common start.
+			j := 0
+			for j < len(a) && j < len(b) && (a[j] == b[j] || examplePeople[strings.Trim(a[j], "`(),.;:")]) {
+				j++
+			}
+			if j < len(a) {
+				lo := max(0, j-4)
+				examples = append(examples, fmt.Sprintf("%q became %q", strings.Join(a[lo:min(len(a), j+3)], " "), strings.Join(b[lo:min(len(b), j+6)], " ")))
 			}
 		}
 	}
-	for batch := range slices.Chunk(paragraphs, 50) {
-		out, err := s.Sanitize(proseDoc(batch), "prose")
+	for i, batch := range batches {
+		out, err := s.Sanitize(proseDoc(batch), fmt.Sprintf("prose-%d.json", i))
 		if err == nil {
 			for i, text := range proseTexts(t, out) {
 				measure(batch[i], text)
@@ -361,10 +386,12 @@ func TestNameDetectorFalsePositivesOnProse(t *testing.T) {
 		}
 		// Find the paragraphs that are refused, and measure the others.
 		for _, p := range batch {
-			out, err := s.Sanitize(proseDoc([]string{p}), "prose")
+			out, err := s.Sanitize(proseDoc([]string{p}), "paragraph.json")
 			if err != nil {
 				refused++
-				t.Errorf("a paragraph of the repository's prose was refused: %s\n%s", describe(err), p)
+				if refused <= 3 {
+					t.Logf("refused: %s\n%s", describe(err), p)
+				}
 				continue
 			}
 			measure(p, proseTexts(t, out)[0])
@@ -375,12 +402,18 @@ func TestNameDetectorFalsePositivesOnProse(t *testing.T) {
 		falsePositives, len(paragraphs), float64(size)/1024, perKB, refused)
 	if len(changed) > 0 {
 		t.Logf("changed words that are not personal values: %v", changed)
+		for _, e := range examples {
+			t.Logf("for example: %s", e)
+		}
 	}
 	if size < 100<<10 {
 		t.Fatalf("only %d bytes of prose: the README or the doc comments were not found", size)
 	}
 	if perKB > 0.1 {
 		t.Errorf("%.3f false positives per KB of name-free prose; the target is at most 0.1", perKB)
+	}
+	if refused > 0 {
+		t.Errorf("%d paragraphs of the repository's prose were refused (the first are logged above)", refused)
 	}
 }
 
