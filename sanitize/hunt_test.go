@@ -373,3 +373,22 @@ func TestHuntFindsEveryForm(t *testing.T) {
 		}
 	}
 }
+
+func TestGitHubWrapped(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{githubBase64(pdCodeowners()), true},
+		{githubBase64("a"), true},
+		{githubBase64(strings.Repeat("x", 45)), true},
+		{strings.TrimSuffix(githubBase64(pdCodeowners()), "\n"), false},
+		{strings.ReplaceAll(githubBase64(pdCodeowners()), "\n", ""), false},
+		{base64.StdEncoding.EncodeToString([]byte(pdCodeowners())) + "\n", false},
+		{strings.Replace(githubBase64(pdCodeowners()), "I", "-", 1), false},
+	} {
+		if got := githubWrapped(tc.s); got != tc.want {
+			t.Errorf("githubWrapped(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
