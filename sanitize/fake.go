@@ -190,7 +190,11 @@ func (f *faker) draw(k Kind, v string, n int) string {
 	case KindBirthDate:
 		return fakeDate(v, h)
 	case KindPassport:
-		return classes(v, h)
+		b := []byte(classes(v, h))
+		if strings.IndexByte(slackIDPrefixes, b[0]) >= 0 {
+			b[0] = 'P' // never shaped like a Slack id, which the leak check would take for one
+		}
+		return string(b)
 	}
 	panic("sanitize: no fake for kind " + string(k))
 }

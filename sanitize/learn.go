@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -289,9 +290,13 @@ func (s *Sanitizer) learnLabelsIn(text string) {
 	for _, m := range markupRe.FindAllStringSubmatchIndex(text, -1) {
 		k, start, end := markupKind(text[m[2]:m[3]], text[m[4]:m[5]])
 		label := text[m[4]+start : m[4]+end]
-		if k == KindName {
+		switch {
+		case k == KindName:
 			s.learnName(label, true)
-		} else {
+		case k == KindChannelName && englishWord(label):
+			// #general, #random: the markup is replaced where it stands,
+			// but the word is not hunted in every text.
+		default:
 			s.dict.add(k, label)
 		}
 	}
@@ -323,6 +328,12 @@ func (s *Sanitizer) learnName(v string, parts bool) {
 	// where a part that is an English word alone matches only as written.
 	for _, sep := range []string{".", "_", "-"} {
 		s.dict.add(KindHandle, strings.ToLower(strings.Join(f, sep)))
+	}
+	// jkowalski for Jakub Kowalski: the initial and the surname, as
+	// accounts are often named.
+	if last := f[len(f)-1]; utf8.RuneCountInString(last) >= 4 {
+		first, _ := utf8.DecodeRuneInString(f[0])
+		s.dict.add(KindHandle, strings.ToLower(string(first)+last))
 	}
 	for i, p := range f {
 		k := KindFirstName

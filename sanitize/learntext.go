@@ -164,7 +164,7 @@ func (s *Sanitizer) learnMember(key, text string) {
 	case phoneMember(key):
 		s.learnMemberPhone(text)
 	case credentialMembers[strings.ToLower(key)]:
-		if v := strings.TrimSpace(text); len(v) >= 6 && !strings.ContainsAny(v, " \n") {
+		if v := strings.TrimSpace(text); (credentialShaped(v) || len(v) >= 10 && countDigits(v) == len(v)) && !strings.ContainsAny(v, " \n") {
 			s.dict.add(KindSecret, v)
 		}
 	}
@@ -183,6 +183,9 @@ var (
 	// after -u; passArgRe is --password and --pass with a value.
 	userArgRe = regexp.MustCompile(`(?:^|\s)(?:-u|--user|--proxy-user|-U)(?:\s+|=)(["']?)([^\s"':]*):([^\s"']+)`)
 	passArgRe = regexp.MustCompile(`(?:^|\s)(?:--password|--passwd|--pass|--http-password|--proxy-password)(?:\s+|=)(["']?)([^\s"']+)|(?:^|\s)-u\s*\S+\s+-p([^\s"']{3,})`)
+	// shortPassRe is -p with a password where the command takes one so:
+	// sshpass, docker/podman/helm login, and mysql after its -u.
+	shortPassRe = regexp.MustCompile(`(?:\bsshpass|\blogin|\bmysql\w*|\s-u\s*\S+)(?:\s+-{1,2}[a-zA-Z][\w-]*(?:[ =][^\s-]\S*)?)*?\s+-p(?:\s+|=)?(["']?)([^\s"']{3,})`)
 	// authLineRe is an Authorization header written out (curl -H, a pasted
 	// request): the credential after its scheme.
 	authLineRe = regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*:\s*(?:bearer|basic|token|bot|digest|apikey|api-key|sso-key)\s+([^\s"',]{6,})`)
@@ -200,8 +203,15 @@ func (s *Sanitizer) learnContext(text string) {
 	}
 	add := func(k Kind, re *regexp.Regexp, group int) {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-			if m[2*group] >= 0 {
-				s.dict.add(k, text[m[2*group]:m[2*group+1]])
+			if m[2*group] < 0 {
+				continue
+			}
+			v := text[m[2*group]:m[2*group+1]]
+			switch {
+			case k == KindSecret && !credentialShaped(v):
+			case k == KindPassport && countDigits(v) == 0:
+			default:
+				s.dict.add(k, v)
 			}
 		}
 	}
@@ -233,6 +243,9 @@ func (s *Sanitizer) learnContext(text string) {
 	if strings.Contains(text, "--pass") || strings.Contains(text, "--http-pass") || strings.Contains(text, "--proxy-pass") || strings.Contains(text, "-u") {
 		add(KindSecret, passArgRe, 2)
 		add(KindSecret, passArgRe, 3)
+	}
+	if strings.Contains(text, " -p") {
+		add(KindSecret, shortPassRe, 2)
 	}
 	if has("authorization") {
 		add(KindSecret, authLineRe, 1)
@@ -275,4 +288,28 @@ func containsFold(s, word string) bool {
 		}
 	}
 	return false
+}
+
+// credentialShaped reports whether a value a context names as a password
+// or key looks like one: six characters or more of at least two classes
+// (lower case, upper case, digits, others), and no word of prose ("with",
+// "and" after -u in a sentence).
+func credentialShaped(v string) bool {
+	if len(v) < 6 {
+		return false
+	}
+	var lower, upper, digit, other int
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z':
+			lower = 1
+		case isUpper(c):
+			upper = 1
+		case isDigit(c):
+			digit = 1
+		default:
+			other = 1
+		}
+	}
+	return lower+upper+digit+other >= 2 && !englishWord(strings.ToLower(strings.Trim(v, ".,;:!?'\"()")))
 }

@@ -22,15 +22,19 @@ import (
 //
 // It is deterministic, and reads word lists rather than a model: two
 // adjacent words in title case are a name when the first is a given name
-// of some locale and the second a surname or no English word ("Imogen
-// Hale", "Oskar Lindqvist"); when neither is an English word and one is a
-// listed name ("Tunde Bakare"); or, after a word that introduces a person
-// (ask, cc, with, from, ...), when the first is no English word and the
-// second a surname or no English word either ("ask Bartholomew Quennell"),
-// or when the first is a given name ("cc Imogen Hale"). In Cyrillic and Greek, where only names and a
-// sentence's first word take a capital, two title-case words of which the
-// first is a listed name, or a listed name with an ending of up to two
-// letters (Ивану Петрову), are a name.
+// of some locale and the second a surname, or no English word while the
+// first is none either ("Imogen Hale", "Oskar Lindqvist"); when neither
+// is an English word and one is a listed name ("Tunde Bakare"); after a
+// word that strongly introduces a person (ask, cc, thanks), when the
+// first is a given name ("cc Imogen Hale"); after any introducing word
+// (with, from too), when the first is no English word and the second a
+// surname or no English word either ("ask Bartholomew Quennell"); and
+// when neither is an English word and a word such as "will" or "said"
+// follows ("Priyanka Deshmukh will"). In
+// Cyrillic and Greek, where only names and a sentence's first word take a
+// capital, two title-case words are a name when the first is a listed
+// given name or the second a listed surname, in any case ending of up to
+// two letters (Ивану Петрову, Νίκο Αλεξίου).
 
 //go:embed words/given.txt.gz
 var givenGz []byte
@@ -45,9 +49,17 @@ type nameLists struct {
 	// stems are the names of scripts with case endings (Cyrillic,
 	// Greek) and each without its last one or two letters, of three
 	// letters or more.
-	stems  map[string]struct{}
+	stems  map[string]stemOf
 	digest string // of the lists, for the rules digest
 }
+
+// stemOf says which lists a stem is of.
+type stemOf uint8
+
+const (
+	givenStem stemOf = 1 << iota
+	surnameStem
+)
 
 var names = sync.OnceValue(func() *nameLists {
 	read := func(gz []byte) map[string]struct{} {
@@ -69,14 +81,14 @@ var names = sync.OnceValue(func() *nameLists {
 	h.Write(givenGz)
 	h.Write(surnamesGz)
 	h.Write(englishGz)
-	l := &nameLists{given: read(givenGz), surnames: read(surnamesGz), stems: map[string]struct{}{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
-	for _, set := range []map[string]struct{}{l.given, l.surnames} {
+	l := &nameLists{given: read(givenGz), surnames: read(surnamesGz), stems: map[string]stemOf{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
+	for list, set := range map[stemOf]map[string]struct{}{givenStem: l.given, surnameStem: l.surnames} {
 		for w := range set {
 			if r, _ := utf8.DecodeRuneInString(w); scriptOf(r) != scriptCyrillic && scriptOf(r) != scriptGreek {
 				continue
 			}
 			for cut := 0; cut <= 2 && utf8.RuneCountInString(w) >= 3; cut++ {
-				l.stems[w] = struct{}{}
+				l.stems[w] |= list
 				_, n := utf8.DecodeLastRuneInString(w)
 				w = w[:len(w)-n]
 			}
@@ -133,7 +145,7 @@ func detectNames(text string, notNames []string, found func(name string)) {
 			break
 		}
 		adjacent := havePrev && prev.end <= w.start && isPairGap(text[prev.end:w.start])
-		if adjacent && prev.title && w.title && prev.script == w.script && isName(prev, w, context) {
+		if adjacent && prev.title && w.title && prev.script == w.script && (isName(prev, w, context) || actsAfter(prev, w, text, next)) {
 			name := prev.word + " " + w.word
 			if len(notNames) > 0 {
 				if lower == "" {
@@ -155,6 +167,26 @@ func detectNames(text string, notNames []string, found func(name string)) {
 	}
 }
 
+// actors are words after which two capitalised words that no dictionary
+// holds are a person who does something ("Priyanka Deshmukh will
+// update the client").
+var actors = map[string]bool{
+	"will": true, "would": true, "said": true, "says": true, "wrote": true, "writes": true, "asked": true,
+	"asks": true, "owns": true, "owned": true, "thinks": true, "thought": true, "agreed": true, "suggested": true,
+	"mentioned": true, "joined": true, "approved": true, "reviewed": true, "replied": true, "who": true,
+	"leads": true, "led": true, "confirmed": true, "signed": true,
+}
+
+// actsAfter reports whether a and b, Latin words in no dictionary, are
+// followed by a word of actors.
+func actsAfter(a, b nameWord, text string, next int) bool {
+	if a.script != scriptLatin || englishWord(strings.ToLower(a.word)) || englishWord(strings.ToLower(b.word)) {
+		return false
+	}
+	after, _, ok := nextWord(text, next)
+	return ok && isPairGap(text[b.end:after.start]) && actors[after.word]
+}
+
 // isPairGap reports whether what stands between two words lets them be
 // one name: a single space or no-break space.
 func isPairGap(gap string) bool {
@@ -166,7 +198,9 @@ func isName(a, b nameWord, context introducer) bool {
 	if a.script == scriptLatin {
 		eb := englishWord(strings.ToLower(b.word))
 		switch {
-		case isGiven(a.word) && (isSurname(b.word) || !eb):
+		case isGiven(a.word) && (isSurname(b.word) || !eb && !englishWord(strings.ToLower(a.word))):
+			// A given name that is also a word ("An Eval", "Will Do")
+			// needs a surname after it.
 			return true
 		case !englishWord(strings.ToLower(a.word)) && !eb && (isGiven(b.word) || isSurname(b.word)):
 			return true
@@ -178,7 +212,9 @@ func isName(a, b nameWord, context introducer) bool {
 		return false
 	}
 	if a.script == scriptCyrillic || a.script == scriptGreek {
-		return declinedName(a.word)
+		// The second word counts as a surname only when it is no given
+		// name too (Ивану is Иван's, not Иванов's).
+		return declinedName(a.word, givenStem) || declinedName(b.word, surnameStem) && !declinedName(b.word, givenStem)
 	}
 	return false
 }
@@ -188,10 +224,10 @@ func isName(a, b nameWord, context introducer) bool {
 // (Иван, Ивана, Ивану; Γιώργος, Γιώργο): some form of w without its last
 // two letters or fewer is a form of a listed name without its last two
 // letters or fewer, of three letters or more.
-func declinedName(w string) bool {
+func declinedName(w string, list stemOf) bool {
 	stems := names().stems
 	for cut := 0; cut <= 2; cut++ {
-		if _, ok := stems[w]; ok {
+		if stems[w]&list != 0 {
 			return true
 		}
 		_, n := utf8.DecodeLastRuneInString(w)
