@@ -68,14 +68,14 @@ func goClient(u string, proxyLoopback bool) int {
 	return 0
 }
 
-// witness is a TLS origin on loopback that knows whether the agent ever
-// reached it around the proxy: it keeps the peer of every connection it
-// accepts, and the proxy's upstream dialer keeps the local address of
-// every connection the proxy opens. A peer the proxy did not open is an
-// agent that went direct. The origin's certificate comes from a CA of its
-// own, which only the proxy trusts.
+// witness is an origin on loopback, over TLS and over plain HTTP, that
+// knows whether the agent ever reached it around the proxy: it keeps the
+// peer of every connection it accepts, and the proxy's upstream dialer
+// keeps the local address of every connection the proxy opens. A peer the
+// proxy did not open is an agent that went direct. The TLS certificate
+// comes from a CA of its own, which only the proxy trusts.
 type witness struct {
-	addr     string // 127.0.0.1:port
+	ports    map[string]string // scheme -> port, on 127.0.0.1
 	upstream *http.Transport
 
 	mu     sync.Mutex
@@ -95,32 +95,38 @@ func newWitness(t *testing.T) *witness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &witness{dialed: map[string]bool{}, paths: map[string][]string{}}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	w := &witness{ports: map[string]string{}, dialed: map[string]bool{}, paths: map[string][]string{}}
+	handler := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()
 		w.paths[r.URL.Path] = append(w.paths[r.URL.Path], r.RemoteAddr)
 		w.mu.Unlock()
 		fmt.Fprintf(rw, "hello %s", r.URL.Path)
-	}))
-	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			w.mu.Lock()
-			w.peers = append(w.peers, c.RemoteAddr().String())
-			w.mu.Unlock()
+	})
+	for _, scheme := range []string{"https", "http"} {
+		srv := httptest.NewUnstartedServer(handler)
+		srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				w.mu.Lock()
+				w.peers = append(w.peers, c.RemoteAddr().String())
+				w.mu.Unlock()
+			}
 		}
+		if scheme == "https" {
+			// A leaf for each name the client sends, and for the address
+			// when it sends none (httptest's own would be served then).
+			srv.TLS = authority.TLSConfig("127.0.0.1")
+			leaf, err := authority.Leaf("127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.TLS.Certificates = []tls.Certificate{*leaf}
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		t.Cleanup(srv.Close)
+		_, w.ports[scheme], _ = net.SplitHostPort(srv.Listener.Addr().String())
 	}
-	// A leaf for each name the client sends, and for its address when it
-	// sends none (httptest's own certificate would be served then).
-	srv.TLS = authority.TLSConfig("127.0.0.1")
-	leaf, err := authority.Leaf("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.TLS.Certificates = []tls.Certificate{*leaf}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	w.addr = srv.Listener.Addr().String()
-	_, port, _ := net.SplitHostPort(w.addr)
 
 	roots := x509.NewCertPool()
 	roots.AddCert(authority.Cert)
@@ -128,8 +134,8 @@ func newWitness(t *testing.T) *witness {
 	w.upstream = &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if addr == net.JoinHostPort(aliasHost, port) {
-				addr = w.addr
+			if host, port, _ := net.SplitHostPort(addr); host == aliasHost {
+				addr = net.JoinHostPort("127.0.0.1", port)
 			}
 			c, err := dialer.DialContext(ctx, network, addr)
 			if err == nil {
@@ -145,11 +151,21 @@ func newWitness(t *testing.T) *witness {
 	return w
 }
 
-// origins are the witness's origins under each name: localhost, its
-// address, and aliasHost.
+// url is the witness's URL for scheme under host: localhost, 127.0.0.1
+// or aliasHost.
+func (w *witness) url(scheme, host string) string {
+	return scheme + "://" + net.JoinHostPort(host, w.ports[scheme])
+}
+
+// origins are the witness's origins under each of its names.
 func (w *witness) origins() []string {
-	_, port, _ := net.SplitHostPort(w.addr)
-	return []string{"https://localhost:" + port, "https://" + w.addr, "https://" + net.JoinHostPort(aliasHost, port)}
+	var origins []string
+	for _, scheme := range []string{"https", "http"} {
+		for _, host := range []string{"localhost", "127.0.0.1", aliasHost} {
+			origins = append(origins, w.url(scheme, host))
+		}
+	}
+	return origins
 }
 
 // direct returns the peers of the connections the proxy did not open.
@@ -249,7 +265,6 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 		}
 		return e
 	}
-	localhost, address, alias := w.origins()[0], w.origins()[1], w.origins()[2]
 	node := func(url string) (string, []string) { return "node", []string{"-e", nodeFetch, url} }
 	python := func(url string) (string, []string) { return "python3", []string{"-c", pythonRequests, url} }
 	curl := func(url string) (string, []string) {
@@ -262,44 +277,52 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 		env    map[string]string
 		cmd    func(url string) (string, []string)
 	}{
-		{"node fetch, localhost", localhost, env, node},
-		{"node fetch, 127.0.0.1", address, env, node},
-		{"python requests, localhost", localhost, env, python},
-		{"python requests, 127.0.0.1", address, env, python},
-		{"curl, localhost", localhost, env, curl},
-		{"curl, 127.0.0.1", address, env, curl},
+		{"node fetch, https localhost", w.url("https", "localhost"), env, node},
+		{"node fetch, https 127.0.0.1", w.url("https", "127.0.0.1"), env, node},
+		{"node fetch, http localhost", w.url("http", "localhost"), env, node},
+		{"python requests, https localhost", w.url("https", "localhost"), env, python},
+		{"python requests, https 127.0.0.1", w.url("https", "127.0.0.1"), env, python},
+		{"python requests, http 127.0.0.1", w.url("http", "127.0.0.1"), env, python},
+		{"curl, https localhost", w.url("https", "localhost"), env, curl},
+		{"curl, https 127.0.0.1", w.url("https", "127.0.0.1"), env, curl},
+		{"curl, http localhost", w.url("http", "localhost"), env, curl},
 		// Go's ProxyFromEnvironment never proxies localhost or a loopback
 		// address: through the environment alone, a name that is not.
-		{"go ProxyFromEnvironment, " + aliasHost, alias, goEnv(false), goGet},
-		{"go with the README's loopback proxy, localhost", localhost, goEnv(true), goGet},
-		{"go with the README's loopback proxy, 127.0.0.1", address, goEnv(true), goGet},
+		{"go ProxyFromEnvironment, https " + aliasHost, w.url("https", aliasHost), goEnv(false), goGet},
+		{"go ProxyFromEnvironment, http " + aliasHost, w.url("http", aliasHost), goEnv(false), goGet},
+		{"go with the README's loopback proxy, https localhost", w.url("https", "localhost"), goEnv(true), goGet},
+		{"go with the README's loopback proxy, https 127.0.0.1", w.url("https", "127.0.0.1"), goEnv(true), goGet},
 	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := fmt.Sprintf("/hello/%d", i)
-			name, args := tt.cmd(tt.origin + path)
-			env := tt.env
-			if _, ok := env[goClientVar]; ok {
-				env = withVar(env, goClientVar, tt.origin+path)
-			}
-			stdout, stderr, err := runClient(t, env, name, args...)
-			if err != nil {
-				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
-			}
-			if out := strings.ToLower(stdout); !strings.Contains(out, "x-agentvcr: recorded") || !strings.Contains(stdout, "hello "+path) {
-				t.Fatalf("not answered through the proxy:\n%s\nstderr:\n%s", stdout, stderr)
-			}
-			if strings.Contains(stderr, "agentvcr") {
-				t.Fatalf("the agent warned:\n%s", stderr)
-			}
-			if got := w.requests(path); len(got) != 1 {
-				t.Fatalf("the origin got %d requests for %s; want 1", len(got), path)
-			}
-			if d := w.direct(); len(d) > 0 {
-				t.Fatalf("the agent reached the origin around the proxy, from %v", d)
-			}
-		})
-	}
+	t.Run("runtimes", func(t *testing.T) {
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				path := fmt.Sprintf("/hello/%d", i)
+				name, args := tt.cmd(tt.origin + path)
+				env := tt.env
+				if _, ok := env[goClientVar]; ok {
+					env = withVar(env, goClientVar, tt.origin+path)
+				}
+				stdout, stderr, err := runClient(t, env, name, args...)
+				if err != nil {
+					t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+				}
+				if out := strings.ToLower(stdout); !strings.Contains(out, "x-agentvcr: recorded") || !strings.Contains(stdout, "hello "+path) {
+					t.Fatalf("not answered through the proxy:\n%s\nstderr:\n%s", stdout, stderr)
+				}
+				if strings.Contains(stderr, "agentvcr") {
+					t.Fatalf("the agent warned:\n%s", stderr)
+				}
+				if got := w.requests(path); len(got) != 1 {
+					t.Fatalf("the origin got %d requests for %s; want 1", len(got), path)
+				}
+				if d := w.direct(); len(d) > 0 {
+					t.Fatalf("the agent reached the origin around the proxy, from %v", d)
+				}
+			})
+		}
+	})
+	settle(t, p) // every exchange over, so the counts are whole
 	if s := p.Stats(); s.Recorded != len(tests) || s.Refused != 0 {
 		t.Errorf("proxy stats %+v: want %d recorded, none refused", s, len(tests))
 	}
@@ -325,7 +348,7 @@ func TestWitnessSeesAnAgentGoDirect(t *testing.T) {
 	env = withVar(withVar(env, "NO_PROXY", "localhost,127.0.0.1,::1"), "no_proxy", "localhost,127.0.0.1,::1")
 	// curl fails: it does not trust the origin's CA. It connected all the
 	// same.
-	runClient(t, env, "curl", "-sS", "--max-time", "10", w.origins()[1]+"/direct")
+	runClient(t, env, "curl", "-sS", "--max-time", "10", w.url("https", "127.0.0.1")+"/direct")
 	if d := w.direct(); len(d) != 1 {
 		t.Fatalf("direct connections %v; want curl's", d)
 	}
@@ -337,8 +360,8 @@ func TestWitnessSeesAnAgentGoDirect(t *testing.T) {
 func TestNodeHTTPWarnsWhenDirect(t *testing.T) {
 	w := newWitness(t)
 	_, env := envProxy(t, w)
-	stdout, stderr, err := runClient(t, env, "node", "-e", nodeHTTPS, w.origins()[1]+"/https")
-	want := "agentvcr: WARNING: node:https connection to " + w.origins()[1] + " went around the proxy"
+	stdout, stderr, err := runClient(t, env, "node", "-e", nodeHTTPS, w.url("https", "127.0.0.1")+"/https")
+	want := "agentvcr: WARNING: node:https connection to " + w.url("https", "127.0.0.1") + " went around the proxy"
 	if !strings.Contains(stderr, want) {
 		t.Fatalf("no warning %q\nerr: %v\nstdout:\n%s\nstderr:\n%s", want, err, stdout, stderr)
 	}
@@ -390,5 +413,29 @@ func TestEnv(t *testing.T) {
 	}
 	if got := nodeOptionQuote(`C:\a "b"`); got != `"C:\\a \"b\""` {
 		t.Errorf("quoted %s", got)
+	}
+}
+
+// TestNodeFetchHonoursNoProxy: a host NO_PROXY names (here the agent's
+// own service on 127.0.0.1, while only localhost is allowed) is reached
+// directly by the preload's dispatcher, without a warning.
+func TestNodeFetchHonoursNoProxy(t *testing.T) {
+	w := newWitness(t)
+	p, _ := envProxy(t, w)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	env, err := Env(srv.URL, p.CA, []string{w.url("https", "localhost")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["NO_PROXY"] != "127.0.0.1,::1" {
+		t.Fatalf("NO_PROXY %q", env["NO_PROXY"])
+	}
+	stdout, stderr, err := runClient(t, env, "node", "-e", nodeFetch, w.url("http", "127.0.0.1")+"/own")
+	if err != nil || stdout != "x-agentvcr: null\nhello /own\n" || stderr != "" {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	if d := w.direct(); len(d) != 1 {
+		t.Fatalf("direct connections %v; want the agent's one", d)
 	}
 }

@@ -27,10 +27,6 @@
   if (globalThis[loaded]) return; // required twice: once is enough
   Object.defineProperty(globalThis, loaded, { value: true });
 
-  const net = require('node:net');
-  const tls = require('node:tls');
-  const dc = require('node:diagnostics_channel');
-
   const warned = new Set();
   const warnOnce = (key, message) => {
     if (warned.has(key)) return;
@@ -52,6 +48,8 @@
     }
   }
   if (!proxies['http:'] && !proxies['https:']) return;
+  const net = require('node:net');
+  const dc = require('node:diagnostics_channel');
 
   const bare = (host) => (host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host).toLowerCase();
 
@@ -83,7 +81,8 @@
   });
 
   const checkDirect = (what, protocol, host, port, socket) => {
-    if (exempt(host, port) || onProxy(socket)) return;
+    // No address: a Unix socket (the Docker API), not the network.
+    if (!socket.remoteAddress || exempt(host, port) || onProxy(socket)) return;
     const origin = `${protocol}//${net.isIPv6(bare(host)) ? `[${bare(host)}]` : bare(host)}:${port}`;
     warnOnce(origin, `agentvcr: WARNING: ${what} connection to ${origin} went around the proxy ` +
       `(${socket.remoteAddress}:${socket.remotePort}, not ${Object.values(proxies).map((u) => u.host).join(' or ')}): ` +
@@ -100,6 +99,7 @@
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostHeader);
     const host = m ? m[1] : request.host || '';
     const port = m && m[2] ? Number(m[2]) : defaultPort(protocol);
+    if (request.socketPath) return;
     const watch = (socket) => {
       const check = () => checkDirect('node:' + protocol.slice(0, -1), protocol, host, port, socket);
       if (socket.remoteAddress) check();
@@ -115,7 +115,10 @@
   const [major, minor] = process.versions.node.split('.').map(Number);
   const nodeProxies = process.env.NODE_USE_ENV_PROXY === '1' && (major >= 24 || major === 22 && minor >= 21);
   if (nodeProxies || globalThis[dispatcherKey] !== undefined) return;
-  void globalThis.Headers; // loads Node's undici, which installs its Agent
+  // Loads Node's undici, which installs its Agent: a few milliseconds that
+  // a process using fetch pays anyway. Later, a dispatcher already there
+  // could not be told from one the program installed.
+  void globalThis.Headers;
   const direct = globalThis[dispatcherKey];
   if (!direct || typeof direct.dispatch !== 'function') {
     warnOnce('no undici', `agentvcr: WARNING: Node ${process.version} has no fetch dispatcher to route; fetch may go around the proxy`);
@@ -147,6 +150,7 @@
     };
     const sock = net.connect({ host: bare(proxy.hostname), port: Number(proxy.port || 80) });
     const timer = setTimeout(() => finish(new Error(`agentvcr: the proxy at ${proxy.host} did not open a tunnel to ${authority} within ${connectTimeout / 1000} s`)), connectTimeout);
+    timer.unref(); // the socket keeps the process alive while it connects
     sock.on('error', (err) => finish(err));
     sock.once('connect', () => sock.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`));
     let head = Buffer.alloc(0);
@@ -171,7 +175,7 @@
           return;
         }
         const servername = opts.servername || (net.isIP(host) ? undefined : host);
-        const secure = tls.connect({ socket: sock, host, servername, ALPNProtocols: ['http/1.1'] });
+        const secure = require('node:tls').connect({ socket: sock, host, servername, ALPNProtocols: ['http/1.1'] });
         secure.once('secureConnect', () => finish(null, secure));
         secure.on('error', (err) => finish(err));
         return;

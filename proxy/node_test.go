@@ -34,7 +34,7 @@ func TestNodeUndiciSnippet(t *testing.T) {
 				env = withVar(env, "NODE_OPTIONS", "")
 			}
 			path := fmt.Sprintf("/undici/%d", i)
-			stdout, stderr, err := runClient(t, env, "node", script, w.origins()[0]+path)
+			stdout, stderr, err := runClient(t, env, "node", script, w.url("https", "localhost")+path)
 			if err != nil {
 				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 			}
