@@ -72,9 +72,9 @@ func goClient(u string, proxyLoopback bool) int {
 // knows whether the agent ever reached it around the proxy: it keeps the
 // peer of every connection it accepts, and the proxy's upstream dialer
 // keeps the local address of every connection the proxy opens. A peer the
-// proxy did not open is an agent that went direct. The TLS certificate
-// comes from a CA of its own, which only the proxy trusts.
+// proxy did not open is an agent that went direct.
 type witness struct {
+	ca       *ca.Authority     // signs the TLS origin's certificate
 	ports    map[string]string // scheme -> port, on 127.0.0.1
 	upstream *http.Transport
 
@@ -95,7 +95,7 @@ func newWitness(t *testing.T) *witness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &witness{ports: map[string]string{}, dialed: map[string]bool{}, paths: map[string][]string{}}
+	w := &witness{ca: authority, ports: map[string]string{}, dialed: map[string]bool{}, paths: map[string][]string{}}
 	handler := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.mu.Lock()
 		w.paths[r.URL.Path] = append(w.paths[r.URL.Path], r.RemoteAddr)
@@ -189,13 +189,13 @@ func (w *witness) requests(path string) []string {
 }
 
 // envProxy is a recording proxy in front of w, allowing w's origins, on
-// loopback, and the environment Env hands out for it.
+// loopback, and the environment Env hands out for it. The proxy's CA is
+// the one that signs w's certificate, so the agent trusts the origin as it
+// trusts a real service: one that goes around the proxy reaches it, and
+// only w.direct tells.
 func envProxy(t *testing.T, w *witness) (*Proxy, map[string]string) {
 	t.Helper()
-	authority, err := ca.Load(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	authority := w.ca
 	p := &Proxy{CA: authority, Allow: w.origins(), Mode: ModeRecord, Dir: t.TempDir(), Upstream: w.upstream}
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
@@ -346,27 +346,49 @@ func TestWitnessSeesAnAgentGoDirect(t *testing.T) {
 	w := newWitness(t)
 	_, env := envProxy(t, w)
 	env = withVar(withVar(env, "NO_PROXY", "localhost,127.0.0.1,::1"), "no_proxy", "localhost,127.0.0.1,::1")
-	// curl fails: it does not trust the origin's CA. It connected all the
-	// same.
-	runClient(t, env, "curl", "-sS", "--max-time", "10", w.url("https", "127.0.0.1")+"/direct")
+	stdout, stderr, err := runClient(t, env, "curl", "-sS", "--max-time", "10", "-D", "-", w.url("https", "127.0.0.1")+"/direct")
+	if err != nil || strings.Contains(strings.ToLower(stdout), "x-agentvcr") || !strings.Contains(stdout, "hello /direct") {
+		t.Fatalf("curl: %v\n%s\n%s", err, stdout, stderr)
+	}
 	if d := w.direct(); len(d) != 1 {
 		t.Fatalf("direct connections %v; want curl's", d)
 	}
 }
 
-// TestNodeHTTPWarnsWhenDirect: Node 20 sends node:https around
-// HTTPS_PROXY (only Node 22.21+/24.5+ with NODE_USE_ENV_PROXY does not),
-// and the preload Env hands out says so on stderr.
-func TestNodeHTTPWarnsWhenDirect(t *testing.T) {
+// TestNodeWarnsWhenDirect: Node 20 sends node:https around HTTPS_PROXY
+// (Node 22.21+/24.5+ with NODE_USE_ENV_PROXY does not), and so does fetch
+// once a program installs a dispatcher of its own; the preload Env hands
+// out says so on stderr, once.
+func TestNodeWarnsWhenDirect(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(nodeModules, "undici", "package.json")); err != nil {
+		t.Fatalf("undici is not installed: npm ci --prefix proxy/testdata/node (.ci/run does): %v", err)
+	}
+	ownAgent, err := filepath.Abs("testdata/node/fetch-own-agent.cjs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := newWitness(t)
 	_, env := envProxy(t, w)
-	stdout, stderr, err := runClient(t, env, "node", "-e", nodeHTTPS, w.url("https", "127.0.0.1")+"/https")
-	want := "agentvcr: WARNING: node:https connection to " + w.url("https", "127.0.0.1") + " went around the proxy"
-	if !strings.Contains(stderr, want) {
-		t.Fatalf("no warning %q\nerr: %v\nstdout:\n%s\nstderr:\n%s", want, err, stdout, stderr)
+	url := w.url("https", "127.0.0.1")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"node:https", []string{"-e", nodeHTTPS, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
+		{"fetch with its own dispatcher", []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
 	}
-	if strings.Count(stderr, "agentvcr:") != 1 {
-		t.Fatalf("want one warning:\n%s", stderr)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, err := runClient(t, env, "node", tt.args...)
+			if !strings.Contains(stderr, "agentvcr: WARNING: "+tt.want) || strings.Count(stderr, "agentvcr:") != 1 {
+				t.Fatalf("want one warning %q\nerr: %v\nstdout:\n%s\nstderr:\n%s", tt.want, err, stdout, stderr)
+			}
+			// It did reach the origin, unrecorded: what the warning is for.
+			if err != nil || !strings.Contains(stdout, "x-agentvcr: undefined") && !strings.Contains(stdout, "x-agentvcr: null") {
+				t.Fatalf("the agent: %v\n%s", err, stdout)
+			}
+		})
 	}
 }
 

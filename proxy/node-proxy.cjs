@@ -34,8 +34,8 @@
     process.stderr.write(message + '\n');
   };
 
-  // Lower case first, as undici, curl and Python read them.
-  const env = (name) => process.env[name.toLowerCase()] || process.env[name] || '';
+  // Lower case first, even empty, as undici reads them.
+  const env = (name) => process.env[name.toLowerCase()] ?? process.env[name] ?? '';
   const proxies = {};
   for (const [scheme, value] of [['http:', env('HTTP_PROXY')], ['https:', env('HTTPS_PROXY') || env('HTTP_PROXY')]]) {
     if (!value) continue;
@@ -84,11 +84,13 @@
     // No address: a Unix socket (the Docker API), not the network.
     if (!socket.remoteAddress || exempt(host, port) || onProxy(socket)) return;
     const origin = `${protocol}//${net.isIPv6(bare(host)) ? `[${bare(host)}]` : bare(host)}:${port}`;
+    const why = what.startsWith('fetch')
+      ? 'A dispatcher the program installed replaced the proxy\'s: make it undici\'s EnvHttpProxyAgent'
+      : `node:http(s) follows HTTPS_PROXY only on Node 22.21+ or 24.5+ (this is ${process.version}) with ` +
+        'NODE_USE_ENV_PROXY=1, and never with an Agent a library makes itself';
     warnOnce(origin, `agentvcr: WARNING: ${what} connection to ${origin} went around the proxy ` +
-      `(${socket.remoteAddress}:${socket.remotePort}, not ${Object.values(proxies).map((u) => u.host).join(' or ')}): ` +
-      `it may have reached the real service, unrecorded. Node ${process.version} sends node:http(s) through ` +
-      'HTTPS_PROXY only from 22.21 or 24.5 with NODE_USE_ENV_PROXY=1, and never with an Agent a library makes ' +
-      'itself; see "Put an agent behind it" in the agentvcr README.');
+      `(to ${socket.remoteAddress}:${socket.remotePort}, not ${Object.values(proxies).map((u) => u.host).join(' or ')}): ` +
+      `it may have reached the real service, unrecorded. ${why}; see "Put an agent behind it" in the agentvcr README.`);
   };
   dc.subscribe('undici:client:connected', ({ connectParams: c, socket }) => {
     checkDirect('fetch (undici)', c.protocol, c.hostname, Number(c.port) || defaultPort(c.protocol), socket);
