@@ -1,68 +1,52 @@
 package proxy
 
 import (
-	"context"
-	"net/http"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 )
 
-// fetchScript fetches a URL with Node's fetch through undici's
-// EnvHttpProxyAgent, which reads HTTPS_PROXY; Node trusts the proxy's CA
-// through NODE_EXTRA_CA_CERTS.
-const fetchScript = `
-const { EnvHttpProxyAgent, setGlobalDispatcher } = require('undici');
-setGlobalDispatcher(new EnvHttpProxyAgent());
-fetch(process.argv[2]).then(async (r) => {
-  console.log(r.headers.get('x-agentvcr') + ' ' + (await r.text()));
-}).catch((e) => { console.error(e); process.exit(1); });
-`
+// nodeModules is where .ci/run installs, from the lockfile beside it,
+// the npm packages the Node tests require; a test never installs them.
+const nodeModules = "testdata/node/node_modules"
 
-func TestNodeFetch(t *testing.T) {
-	node, err := exec.LookPath("node")
+// TestNodeUndiciSnippet runs the README's snippet for a program that sets
+// fetch's dispatcher itself (undici's EnvHttpProxyAgent) on the machine's
+// Node, with the environment Env hands out, with and without the preload
+// it loads: the request reaches the origin through the proxy, never
+// around it.
+func TestNodeUndiciSnippet(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(nodeModules, "undici", "package.json")); err != nil {
+		t.Fatalf("undici is not installed: npm ci --prefix proxy/testdata/node (.ci/run does): %v", err)
+	}
+	script, err := filepath.Abs("testdata/node/fetch-undici.cjs")
 	if err != nil {
-		t.Fatal("node is not installed: apt-get install nodejs npm (.ci/run does)")
+		t.Fatal(err)
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatal("npm is not installed: apt-get install npm (.ci/run does)")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "undici@6").CombinedOutput(); err != nil {
-		t.Fatalf("cannot install undici from the npm registry: %v\n%s", err, out)
-	}
-	script := filepath.Join(dir, "fetch.js")
-	os.WriteFile(script, []byte(fetchScript), 0o644)
-
-	var hits atomic.Int64
-	up := providers(&hits)
-	defer up.Close()
-	p, client := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "all", URLPrefix: up.URL + "/"})
-	proxyURL, _ := client.Transport.(*http.Transport).Proxy(&http.Request{URL: mustParse(up.URL)})
-	fetch := func() string {
-		cmd := exec.CommandContext(ctx, node, script, up.URL+"/hello")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HTTPS_PROXY="+proxyURL.String(), "NO_PROXY=", "NODE_EXTRA_CA_CERTS="+p.CA.CertPath)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("node: %v\n%s", err, stderr.String())
-		}
-		return strings.TrimSpace(string(out))
-	}
-	if got := fetch(); got != "recorded hello from upstream" {
-		t.Fatalf("node live: %q", got)
-	}
-	up.Close()
-	if got := fetch(); got != "replayed hello from upstream" {
-		t.Fatalf("node replay: %q", got)
+	w := newWitness(t)
+	_, env := envProxy(t, w)
+	for i, preload := range []bool{true, false} {
+		t.Run(fmt.Sprintf("preload %v", preload), func(t *testing.T) {
+			env := env
+			if !preload {
+				env = withVar(env, "NODE_OPTIONS", "")
+			}
+			path := fmt.Sprintf("/undici/%d", i)
+			stdout, stderr, err := runClient(t, env, "node", script, w.url("https", "localhost")+path)
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "x-agentvcr: recorded") || !strings.Contains(stdout, "hello "+path) || strings.Contains(stderr, "agentvcr") {
+				t.Fatalf("not answered through the proxy:\n%s\nstderr:\n%s", stdout, stderr)
+			}
+			if got := w.requests(path); len(got) != 1 {
+				t.Fatalf("the origin got %d requests for %s; want 1", len(got), path)
+			}
+			if d := w.direct(); len(d) > 0 {
+				t.Fatalf("the agent reached the origin around the proxy, from %v", d)
+			}
+		})
 	}
 }

@@ -524,31 +524,6 @@ func TestScopes(t *testing.T) {
 	}
 }
 
-func TestEnv(t *testing.T) {
-	a, err := ca.Load(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	system := filepath.Join(t.TempDir(), "system.pem")
-	os.WriteFile(system, a.PEM(), 0o644)
-	t.Setenv("SSL_CERT_FILE", system)
-	env, err := Env("http://127.0.0.1:8899", a, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env["HTTPS_PROXY"] != "http://127.0.0.1:8899" || env["NODE_EXTRA_CA_CERTS"] != a.CertPath || env["NODE_USE_ENV_PROXY"] != "1" ||
-		env["NO_PROXY"] != "localhost,127.0.0.1,::1" {
-		t.Fatalf("env %v", env)
-	}
-	if loop, _ := Env("http://127.0.0.1:8899", a, true); loop["NO_PROXY"] != "" {
-		t.Fatalf("with loopback proxied, NO_PROXY is %q", loop["NO_PROXY"])
-	}
-	b, err := os.ReadFile(env["SSL_CERT_FILE"])
-	if err != nil || !strings.Contains(string(b), strings.TrimSpace(string(a.PEM()))) {
-		t.Fatalf("bundle: %v", err)
-	}
-}
-
 func mustParse(s string) *url.URL {
 	u, err := url.Parse(s)
 	if err != nil {

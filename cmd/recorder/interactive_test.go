@@ -72,6 +72,8 @@ func (s *stderrLines) waitFor(t *testing.T, want string) string {
 // runningProxy is `recorder proxy` running in the test.
 type runningProxy struct {
 	proxy, control, token string
+	env                   map[string]string // the ready line's env
+	warnings              []string
 	stop                  context.CancelFunc
 	done                  chan int
 }
@@ -98,11 +100,15 @@ func startProxy(t *testing.T, stderr io.Writer, args ...string) *runningProxy {
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var ready struct{ Proxy, Control, Token string }
-	if err := json.Unmarshal([]byte(line), &ready); err != nil {
-		t.Fatalf("ready line %q: %v", line, err)
+	var ready struct {
+		Proxy, Control, Token string
+		Env                   map[string]string
+		Warnings              []string
 	}
-	rp.proxy, rp.control, rp.token = ready.Proxy, ready.Control, ready.Token
+	if err := json.Unmarshal([]byte(line), &ready); err != nil || ready.Warnings == nil {
+		t.Fatalf("ready line %q: %v (warnings must be a list)", line, err)
+	}
+	rp.proxy, rp.control, rp.token, rp.env, rp.warnings = ready.Proxy, ready.Control, ready.Token, ready.Env, ready.Warnings
 	return rp
 }
 
@@ -287,12 +293,22 @@ func TestProxyBannerOnATerminal(t *testing.T) {
 	rp.stop()
 	rp.exit(t)
 
-	// An allowed origin on loopback: NO_PROXY would send the agent around
-	// the proxy, so the next step says --proxy-loopback.
+	// An allowed origin on loopback: the next step passes it to recorder
+	// env, which then prints the start line's env, and what that cannot do
+	// is said.
 	rp = startProxy(t, tty, "--allow", "https://localhost:48443")
+	seen.waitFor(t, "warning: Go's net/http never sends localhost")
 	line = seen.waitFor(t, "next, in the agent's shell")
-	if !strings.Contains(line, `eval "$(recorder env --proxy `+rp.proxy+` --proxy-loopback)"`) {
+	next := `recorder env --proxy ` + rp.proxy + ` --allow https://localhost:48443`
+	if !strings.Contains(line, `eval "$(`+next+`)"`) {
 		t.Fatalf("next step with a loopback origin %q", line)
+	}
+	r := recorder(t, "", strings.Fields(next)[1:]...)
+	if got := evalExports(t, r.stdout, ""); r.code != 0 || fmt.Sprint(got) != fmt.Sprint(rp.env) {
+		t.Fatalf("%s: %+v\nevaluated %v\nthe start line's env %v", next, r, got, rp.env)
+	}
+	if rp.env["NO_PROXY"] != "127.0.0.1,::1" || len(rp.warnings) != 2 {
+		t.Fatalf("start line: env %v, warnings %q", rp.env, rp.warnings)
 	}
 
 	// Not a terminal: the ready line only.

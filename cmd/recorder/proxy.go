@@ -57,11 +57,14 @@ func newProxyCmd(e *env) *cobra.Command {
 records what goes live and replays it on the next run, streams included, and
 refuses origins off its allow list. It prints one JSON line when it is ready:
 
-  {"proxy": URL, "control": URL, "token": T, "ca": PATH, "env": {NAME: VALUE}}
+  {"proxy": URL, "control": URL, "token": T, "ca": PATH, "env": {NAME: VALUE},
+   "warnings": [TEXT]}
 
 (env is what the agent's process needs: HTTPS_PROXY, NODE_EXTRA_CA_CERTS,
-SSL_CERT_FILE and the like). On a terminal it also says, on stderr, what it
-serves and what to run next. It logs one line per exchange to stderr
+SSL_CERT_FILE and the like, as recorder env prints it; warnings says what
+that environment cannot do, such as route a Go agent to an origin on
+loopback). On a terminal it also says, on stderr, what it serves, the
+warnings, and what to run next. It logs one line per exchange to stderr
 (method, url, status, outcome, rule, ms to the response's headers), and
 warnings: a replay miss, a response not recorded, replay with nothing
 recorded. --quiet keeps the warnings only; --log-format json writes each
@@ -214,20 +217,21 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	}
 	token := hex.EncodeToString(tokenBytes)
 	proxyURL := "http://" + proxyLn.Addr().String()
-	environ, err := proxy.Env(proxyURL, authority, false)
+	environ, err := proxy.Env(proxyURL, authority, p.Allow)
 	if err != nil {
 		return err
 	}
+	caveats := proxy.EnvCaveats(p.Allow)
 	servers := []*http.Server{{Handler: p}, {Handler: p.Control(token)}}
 	errs := make(chan error, 2)
 	for i, ln := range []net.Listener{proxyLn, controlLn} {
 		go func() { errs <- servers[i].Serve(ln) }()
 	}
 	ready, _ := json.Marshal(map[string]any{"proxy": proxyURL, "control": "http://" + controlLn.Addr().String(),
-		"token": token, "ca": authority.CertPath, "env": environ})
+		"token": token, "ca": authority.CertPath, "env": environ, "warnings": caveats})
 	fmt.Fprintln(e.stdout, string(ready))
 	if cli.IsTerminal(e.stderr) {
-		f.banner(e.stderr, p, proxyURL)
+		f.banner(e.stderr, p, proxyURL, caveats)
 	}
 
 	select {
@@ -276,7 +280,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 
 // banner tells a person at a terminal what the proxy serves and what to
 // run next.
-func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string) {
+func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string, caveats []string) {
 	fmt.Fprintf(w, "recorder proxy: mode %s, cassettes in %s\n", p.Mode, f.dir)
 	fmt.Fprintf(w, "recorder proxy: allowing %s\n", strings.Join(p.Allow, ", "))
 	next := "recorder env"
@@ -285,13 +289,15 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string) {
 	}
 	for _, a := range p.Allow {
 		if u, err := url.Parse(a); err == nil && isLoopback(u.Hostname()) {
-			// NO_PROXY would send the agent around the proxy to it.
-			next += " --proxy-loopback"
-			break
+			// Left out of NO_PROXY, as in the start line's env.
+			next += " --allow " + a
 		}
 	}
 	if f.caDir != "" {
 		next += " --ca-dir " + f.caDir
+	}
+	for _, c := range caveats {
+		fmt.Fprintf(w, "recorder proxy: warning: %s\n", c)
 	}
 	fmt.Fprintf(w, "recorder proxy: next, in the agent's shell: eval \"$(%s)\"; then run the agent. Ctrl-C stops.\n", next)
 }

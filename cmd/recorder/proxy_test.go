@@ -11,11 +11,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
 )
 
@@ -143,13 +145,43 @@ func TestEnvCommand(t *testing.T) {
 	os.WriteFile(system, other.PEM(), 0o644)
 	t.Setenv("SSL_CERT_FILE", system)
 	r := recorder(t, "", "env", "--proxy", "http://127.0.0.1:9000")
-	if r.code != 0 || !strings.Contains(r.stdout, "export HTTPS_PROXY='http://127.0.0.1:9000'") || !strings.Contains(r.stdout, "export NODE_USE_ENV_PROXY='1'") ||
-		!strings.Contains(r.stdout, "export NO_PROXY='localhost,127.0.0.1,::1'") {
-		t.Fatalf("env: %+v", r)
+	env := evalExports(t, r.stdout, "--max-old-space-size=100")
+	preload := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentvcr", proxy.NodePreloadFile)
+	if r.code != 0 || env["HTTPS_PROXY"] != "http://127.0.0.1:9000" || env["https_proxy"] != "http://127.0.0.1:9000" || env["NODE_USE_ENV_PROXY"] != "1" ||
+		env["NO_PROXY"] != "localhost,127.0.0.1,::1" || env["NODE_OPTIONS"] != `--require "`+preload+`" --max-old-space-size=100` ||
+		strings.Contains(r.stdout, "warning") {
+		t.Fatalf("env: %+v\nevaluated: %v", r, env)
 	}
-	if r := recorder(t, "", "env", "--proxy-loopback"); r.code != 0 || !strings.Contains(r.stdout, "export NO_PROXY=''") {
-		t.Fatalf("env --proxy-loopback: %+v", r)
+	r = recorder(t, "", "env", "--allow", "https://127.0.0.1:48443", "--allow", "https://api.example.com")
+	if env := evalExports(t, r.stdout, ""); r.code != 0 || env["NO_PROXY"] != "localhost,::1" || env["no_proxy"] != "localhost,::1" ||
+		!strings.Contains(r.stdout, "# warning: Go's net/http never sends localhost or a loopback address through a proxy") {
+		t.Fatalf("env --allow: %+v", r)
 	}
+	if r := recorder(t, "", "env", "--allow", "https://localhost/path"); r.code != 2 {
+		t.Fatalf("env --allow with a path: %+v", r)
+	}
+}
+
+// evalExports evaluates recorder env's output in sh, with NODE_OPTIONS set
+// to nodeOptions before, and returns the variables it set.
+func evalExports(t *testing.T, exports, nodeOptions string) map[string]string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", `eval "$EXPORTS" && unset EXPORTS && env -0`)
+	cmd.Env = []string{"EXPORTS=" + exports}
+	if nodeOptions != "" {
+		cmd.Env = append(cmd.Env, "NODE_OPTIONS="+nodeOptions)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sh: %v\n%s", err, exports)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "PWD" && k != "SHLVL" && k != "_" {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func TestProxyFakeModel(t *testing.T) {
