@@ -978,7 +978,7 @@ func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interactio
 		header = http.Header{}
 	}
 	if req.Method == http.MethodHead {
-		// No body, and the length the recorded GET would have had.
+		// No body, and the length the recorded answer announced.
 		contentLength = headLength(header)
 	} else {
 		header.Del("Content-Length")
