@@ -20,7 +20,14 @@
 // Every response carries X-Agentvcr: replayed, recorded, live, missed,
 // passthrough, mocked or fault. Recordings go to go-vcr v3 cassettes
 // (package proxy/cassette), one file per rule, redacted and secret-scanned
-// before they are written; 429 and 5xx responses are never recorded.
+// before they are written; 429 and 5xx responses are never recorded, nor
+// is a WebSocket, which goes live under auto and record and misses in
+// replay.
+//
+// Every wait on the agent has a deadline (ReadHeaderTimeout,
+// HandshakeTimeout, IdleTimeout), so that connections that go quiet do
+// not pile up; serve the proxy with Server for plain connections to have
+// them too.
 //
 // While it serves, the proxy reads model traffic with package proxy/wire
 // and reports each request's progress (Subscribe): the model request, the

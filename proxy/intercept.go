@@ -24,8 +24,15 @@ const tlsHandshake = 0x16
 //
 // goproxy's own loop does the same, less the cork: it writes to the TLS
 // connection itself, three records a chunk of a stream.
+//
+// Each wait on the agent has a deadline (see Proxy.ReadHeaderTimeout,
+// HandshakeTimeout, IdleTimeout): a deadline on client ends the
+// read-ahead's read of it, which ends every read after. None is set while
+// a request is served: a held request, a long stream or an upgraded
+// connection reads nothing from the agent for as long as it takes.
 func (p *Proxy) intercept(connect *http.Request, client net.Conn, wt *watch, host string) {
 	defer client.Close()
+	setDeadline(client, p.c.readHeaderTimeout)
 	if _, err := fmt.Fprintf(client, "HTTP/%d.%d 200 OK\r\n\r\n", connect.ProtoMajor, connect.ProtoMinor); err != nil {
 		return
 	}
@@ -38,11 +45,16 @@ func (p *Proxy) intercept(connect *http.Request, client net.Conn, wt *watch, hos
 	scheme, conn := "http", client
 	if b == tlsHandshake {
 		config := p.c.ca.TLSConfig(stripPort(host)) // a new one each call
-		config.NextProtos = []string{"http/1.1"}
+		// HTTP/1 only; an HTTP/1.0 client (curl --http1.0) offers
+		// http/1.0 alone, and a TLS server that knows none of the
+		// client's protocols refuses the handshake.
+		config.NextProtos = []string{"http/1.1", "http/1.0"}
 		tc := tls.Server(client, config)
+		setDeadline(client, p.c.handshakeTimeout)
 		if err := tc.HandshakeContext(context.Background()); err != nil {
 			return
 		}
+		setDeadline(client, p.c.readHeaderTimeout)
 		scheme, conn = "https", tc
 	}
 	cork := &corkedConn{Conn: conn}
@@ -54,9 +66,17 @@ func (p *Proxy) intercept(connect *http.Request, client net.Conn, wt *watch, hos
 		if err != nil {
 			return
 		}
+		setDeadline(client, 0)
 		if !p.serveOne(req, connect, scheme, cork, br, wt) {
 			return
 		}
+		// Idle until the next request's first byte, which a read
+		// flushes the response before waiting for; then its header.
+		setDeadline(client, p.c.idleTimeout)
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		setDeadline(client, p.c.readHeaderTimeout)
 	}
 }
 
@@ -91,9 +111,15 @@ func (p *Proxy) serveOne(req, connect *http.Request, scheme string, conn *corked
 	}
 	defer resp.Body.Close()
 	if resp.Body != http.NoBody && bodyAllowed(req, resp) && resp.ContentLength <= 0 && resp.Header.Get("Content-Length") == "" {
-		// A length not known up front: chunked, as the upstream sent it.
+		// A length not known up front: chunked, as the upstream sent it,
+		// to a client of HTTP/1.1. An HTTP/1.0 client knows no chunks:
+		// its body ends when the connection closes.
 		resp.ContentLength = -1
 		resp.TransferEncoding = []string{"chunked"}
+		if !req.ProtoAtLeast(1, 1) {
+			resp.TransferEncoding = nil
+			resp.Close = true
+		}
 	}
 	resp.Proto, resp.ProtoMajor, resp.ProtoMinor = "HTTP/1.1", 1, 1
 	if cont != nil {
@@ -104,6 +130,13 @@ func (p *Proxy) serveOne(req, connect *http.Request, scheme string, conn *corked
 	}
 	if req.Close || hasToken(resp.Header, "Connection", "close") || cont != nil && !cont.sentContinue() {
 		resp.Close = true
+	}
+	if !req.ProtoAtLeast(1, 1) && !resp.Close {
+		// An HTTP/1.0 client that asked to keep the connection: say it
+		// is kept, or the client closes it. A copy: a recording may
+		// still read the header.
+		resp.Header = resp.Header.Clone()
+		resp.Header.Set("Connection", "keep-alive")
 	}
 	err := resp.Write(conn)
 	if conn.flush() != nil {

@@ -278,6 +278,12 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 			return fail(err)
 		}
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The body is the upgraded connection, carried as it is: the
+		// exchange ends here.
+		o.emit(Event{Type: EventDone})
+		return resp, nil
+	}
 	ob := &observedBody{ReadCloser: resp.Body, o: o}
 	if dialect != "" {
 		ob.parser = wire.NewParser(dialect, resp.StatusCode, resp.Header.Get("Content-Type"), func(e wire.Event) { ob.pending = append(ob.pending, e) })
@@ -311,9 +317,14 @@ func (p *Proxy) serveFaulty(o *observation, req *http.Request, st *ruleState, di
 		return resp, err
 	}
 	if lost != nil {
-		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusSwitchingProtocols { // an upgraded body ends when the connection does
+			io.Copy(io.Discard, resp.Body)
+		}
 		resp.Body.Close()
 		return nil, errLostAck
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil // no stream of the proxy's to cut or stall
 	}
 	if f := p.takeFault(req, route, func(f *Fault) bool { return f.Kind == FaultCutStream || f.Kind == FaultStallStream }); f != nil {
 		resp.Body = &faultyBody{ReadCloser: resp.Body, ctx: o.ctx, f: f}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,7 +69,7 @@ type Outcome string
 const (
 	OutcomeReplayed    Outcome = "replayed"    // answered from a recording
 	OutcomeRecorded    Outcome = "recorded"    // went live, and the response is recorded
-	OutcomeLive        Outcome = "live"        // went live, not recorded: a 429 or 5xx, or the upstream failed
+	OutcomeLive        Outcome = "live"        // went live, not recorded: a 429 or 5xx, a WebSocket, or the upstream failed
 	OutcomeMissed      Outcome = "missed"      // no recording in replay: 412 (502 when the cassette cannot be read), nothing went live
 	OutcomePassthrough Outcome = "passthrough" // went live, nothing written: a rule in mode passthrough, or no rule
 	OutcomeMocked      Outcome = "mocked"      // answered by the Slack mock
@@ -197,6 +198,29 @@ type Proxy struct {
 	// loop, a title, a router, a judge) for its model_request event;
 	// nil means DefaultClassify.
 	Classify func(wire.Request) string
+	// ReadHeaderTimeout bounds how long the agent may take to send a
+	// request's header on a connection: from its start (the CONNECT's,
+	// and in a tunnel from the proxy's 200 and again after the TLS
+	// handshake), and from the first byte of each request after. A
+	// client that connects and sends nothing would otherwise hold a
+	// goroutine and a socket until it hung up. 0 means 30 s; negative,
+	// no deadline.
+	ReadHeaderTimeout time.Duration
+	// HandshakeTimeout bounds the TLS handshake of a tunnel the proxy
+	// intercepts. 0 means 30 s; negative, no deadline.
+	HandshakeTimeout time.Duration
+	// IdleTimeout bounds how long a keep-alive connection waits for the
+	// agent's next request. 0 means 2 min, longer than the 90 s after
+	// which Go's and Node's clients drop an idle connection themselves,
+	// so that the client, not the proxy, usually closes it and no
+	// request meets a connection the proxy is closing; negative, no
+	// deadline.
+	//
+	// The proxy applies these three to the tunnels it intercepts. A
+	// plain HTTP connection (a request to an http:// origin, or the
+	// CONNECT itself) is the http.Server's: serve the proxy with Server,
+	// or give yours the same ReadHeaderTimeout and IdleTimeout.
+	IdleTimeout time.Duration
 
 	once    sync.Once
 	initErr error
@@ -232,6 +256,8 @@ type config struct {
 	allow               []string
 	passthroughUnlisted bool
 	ca                  *ca.Authority
+	// The deadlines, defaults filled in; negative means none.
+	readHeaderTimeout, handshakeTimeout, idleTimeout time.Duration
 }
 
 // The defaults of MaxRecord and HoldTimeout.
@@ -307,7 +333,10 @@ func (p *Proxy) setup() error {
 	}
 	c := config{mode: p.Mode, maxRecord: p.MaxRecord, slack: p.Slack, fake: p.Fake, holdTimeout: p.HoldTimeout, classify: p.Classify,
 		upstream: p.Upstream, timing: p.Timing, dir: p.Dir, log: p.Log, allow: slices.Clone(p.Allow),
-		passthroughUnlisted: p.PassthroughUnlisted, ca: p.CA}
+		passthroughUnlisted: p.PassthroughUnlisted, ca: p.CA,
+		readHeaderTimeout: orDefault(p.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		handshakeTimeout:  orDefault(p.HandshakeTimeout, defaultHandshakeTimeout),
+		idleTimeout:       orDefault(p.IdleTimeout, defaultIdleTimeout)}
 	if c.mode == "" {
 		c.mode = ModeAuto
 	}
@@ -609,6 +638,9 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		p.count(func(s *Stats) { s.Mocked++ })
 		return resp, nil
 	}
+	if isUpgrade(req) {
+		return p.serveUpgrade(req, st, mode)
+	}
 	body, err := readBody(req)
 	if err != nil {
 		return p.text(req, http.StatusBadRequest, "", "agentvcr proxy: cannot read the request body: "+err.Error()+"\n"), nil
@@ -664,6 +696,11 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		return p.upstreamError(req, err), nil
 	}
 	resp.Header.Set(Header, string(OutcomeRecorded))
+	if resp.Close {
+		// Go's client takes "Connection: close" out of the header: put
+		// back, the agent is told, and the recording keeps it.
+		resp.Header.Set("Connection", "close")
+	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		resp.Header.Set(Header, string(OutcomeLive))
 		p.count(func(s *Stats) { s.Live++ })
@@ -940,8 +977,18 @@ func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interactio
 	if header == nil {
 		header = http.Header{}
 	}
-	header.Del("Content-Length")
+	if req.Method == http.MethodHead {
+		// No body, and the length the recorded answer announced.
+		contentLength = headLength(header)
+	} else {
+		header.Del("Content-Length")
+	}
+	closing := hasToken(header, "Connection", "close")
 	header.Del("Connection")
+	if closing {
+		// The connection ends after this response, as it did live.
+		header.Set("Connection", "close")
+	}
 	header.Set(Header, string(OutcomeReplayed))
 	chunks := in.Chunks
 	if len(body) != len(in.Response.Body) || len(chunks) == 0 {
@@ -953,9 +1000,20 @@ func (p *Proxy) replay(req *http.Request, st *ruleState, in *cassette.Interactio
 	}
 	return &http.Response{
 		Status: status, StatusCode: in.Response.Code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: header, ContentLength: contentLength, Request: req,
+		Header: header, ContentLength: contentLength, Request: req, Close: closing,
 		Body: &chunkReader{ctx: req.Context(), body: body, chunks: chunks, scale: p.c.timing.Scale, start: time.Now()},
 	}
+}
+
+// headLength is the length a recorded answer to HEAD announced, or -1
+// when it announced none.
+func headLength(h http.Header) int64 {
+	n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		h.Del("Content-Length")
+		return -1
+	}
+	return n
 }
 
 // chunkReader serves a recorded body in its chunks: one Read, one chunk,

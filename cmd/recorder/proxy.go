@@ -39,6 +39,9 @@ type proxyFlags struct {
 	quiet               bool
 	logFormat           string
 	fakeModel           bool
+	headerTimeout       time.Duration
+	handshakeTimeout    time.Duration
+	idleTimeout         time.Duration
 }
 
 // modelRules names the rules --fake-model answers from the scripted model.
@@ -69,6 +72,10 @@ warnings, and what to run next. It logs one line per exchange to stderr
 warnings: a replay miss, a response not recorded, replay with nothing
 recorded. --quiet keeps the warnings only; --log-format json writes each
 line as a JSON object.
+
+A connection that sends nothing closes after --header-timeout (30 s), a
+tunnel's TLS handshake after --handshake-timeout (30 s), and a keep-alive
+connection after --idle-timeout (2 min) idle.
 
 SIGINT or SIGTERM stops it: it takes no new requests, lets the exchanges in
 flight finish for up to 10 s, ends an open test scope as failed (an
@@ -107,6 +114,9 @@ README lists every call.`,
 	fl.BoolVar(&f.listenAny, "listen-any", false, "let --listen be an address other than loopback (the proxy then intercepts for anyone who reaches it)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only, not each exchange")
 	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fl.DurationVar(&f.headerTimeout, "header-timeout", 30*time.Second, "close a connection that sends no request header within this (from its start, a tunnel's answer, or a request's first byte); 0 for none")
+	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "close a tunnel whose TLS handshake takes longer; 0 for none")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for longer; 0 for none")
 	fl.BoolVar(&f.fakeModel, "fake-model", false, "answer the model rules (model, anthropic, openai) from the scripted model: script it with POST /v1/fakeai/respond")
 	return cmd
 }
@@ -180,8 +190,23 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var deadlines [3]time.Duration
+	for i, fd := range []struct {
+		name string
+		d    time.Duration
+	}{{"header-timeout", f.headerTimeout}, {"handshake-timeout", f.handshakeTimeout}, {"idle-timeout", f.idleTimeout}} {
+		switch {
+		case fd.d < 0:
+			return nil, nil, cli.Usagef("--%s %s: want a duration such as 30s, or 0 for none", fd.name, fd.d)
+		case fd.d == 0:
+			deadlines[i] = -1 // none: the proxy's zero is its default
+		default:
+			deadlines[i] = fd.d
+		}
+	}
 	return &proxy.Proxy{CA: authority, Allow: append(allow, f.allow...), PassthroughUnlisted: passthrough, Rules: rules,
-		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler)}, authority, nil
+		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler),
+		ReadHeaderTimeout: deadlines[0], HandshakeTimeout: deadlines[1], IdleTimeout: deadlines[2]}, authority, nil
 }
 
 func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
@@ -222,7 +247,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		return err
 	}
 	caveats := proxy.EnvCaveats(p.Allow)
-	servers := []*http.Server{{Handler: p}, {Handler: p.Control(token)}}
+	servers := []*http.Server{p.Server(), {Handler: p.Control(token)}}
 	errs := make(chan error, 2)
 	for i, ln := range []net.Listener{proxyLn, controlLn} {
 		go func() { errs <- servers[i].Serve(ln) }()

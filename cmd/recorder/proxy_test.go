@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -114,6 +115,64 @@ func TestProxyCommandRecordsAndStops(t *testing.T) {
 	}
 }
 
+// The deadline flags reach the proxy: a connection that sends nothing,
+// plain or after its CONNECT, and one idle after a request, are closed.
+func TestProxyCommandDeadlines(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("CI", "")
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+	defer upstream.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--allow", upstream.URL, "--mode", "passthrough", "--dir", t.TempDir(),
+			"--header-timeout", "300ms", "--handshake-timeout", "300ms", "--idle-timeout", "300ms"},
+			strings.NewReader(""), pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v (%s)", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	var ready struct{ Proxy string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(ready.Proxy, "http://")
+	host := strings.TrimPrefix(upstream.URL, "http://")
+	for _, first := range []string{
+		"",
+		"CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+		"GET " + upstream.URL + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(conn, first)
+		start := time.Now()
+		got, err := io.ReadAll(conn) // until the proxy closes the connection
+		if err != nil {
+			t.Fatalf("after %q: %v; want the proxy to close the connection", first, err)
+		}
+		if d := time.Since(start); d < 100*time.Millisecond {
+			t.Fatalf("after %q the proxy closed the connection in %s, before its deadline (%q)", first, d, got)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy did not stop")
+	}
+}
+
 func TestProxyCommandBadInput(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
@@ -131,6 +190,7 @@ func TestProxyCommandBadInput(t *testing.T) {
 		{"proxy", "--allow", "ftp://x"},
 		{"proxy", "--listen", "0.0.0.0:0"},
 		{"proxy", "--listen", "nonsense"},
+		{"proxy", "--idle-timeout", "-1s"},
 	} {
 		if r := recorder(t, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d (%s); want 2", args, r.code, r.stderr)
