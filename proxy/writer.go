@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -14,8 +13,9 @@ import (
 
 // cassetteWriter writes cassettes off the request path. A recording marks
 // its rule's cassette dirty and returns; one goroutine, started when there
-// is work and gone when there is none, writes each dirty cassette whole
-// and atomically. Recordings that come while a cassette is being written
+// is work and gone when there is none, merges what each dirty cassette's
+// rule recorded into its file (cassette.Merge: other proxies may be
+// writing it too). Recordings that come while a cassette is being written
 // are written together next, so the cost of a recording to the agent does
 // not grow with its cassette, and no request waits for a disk.
 //
@@ -31,10 +31,16 @@ type cassetteWriter struct {
 	flushing int           // flushes waiting
 	wake     chan struct{} // ends a rest
 	err      error         // the first write error since the last flush
+
+	// Touched by the writing goroutine only, by rule: the ids its
+	// merges gave this proxy's recordings, and the keys it recorded.
+	own  map[*ruleState]map[int]bool
+	keys map[*ruleState]map[string]bool
 }
 
 func newCassetteWriter(p *Proxy) *cassetteWriter {
-	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1)}
+	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1),
+		own: map[*ruleState]map[int]bool{}, keys: map[*ruleState]map[string]bool{}}
 	w.idle = sync.NewCond(&w.mu)
 	return w
 }
@@ -88,20 +94,61 @@ func (w *cassetteWriter) run() {
 	}
 }
 
-// write writes what a rule has recorded so far: its interactions are
-// prepared, and never changed once recorded, so a copy of the list,
-// taken under the proxy's lock, is all the lock is held for.
+// write merges into a rule's cassette what the rule recorded since the
+// last write: recordings are prepared, and never changed once recorded,
+// so taking the list under the proxy's lock is all the lock is held for.
+// What fails to be written is put back, to be tried again with the next.
+//
+// In mode record, a recording replaces those of the same request that
+// the cassette held when the proxy started; another proxy's recordings of
+// it, made since, stay.
 func (w *cassetteWriter) write(st *ruleState) error {
-	w.p.mu.Lock()
-	c := &cassette.Cassette{Version: cassette.FormatVersion, Interactions: slices.Clone(st.cassette.Interactions)}
-	w.p.mu.Unlock()
-	if err := os.MkdirAll(w.p.c.dir, 0o700); err != nil {
-		return err
+	p := w.p
+	p.mu.Lock()
+	batch := st.unwritten
+	st.unwritten = nil
+	p.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
 	}
-	if err := c.Write(st.path); err != nil {
+	if w.own[st] == nil {
+		w.own[st], w.keys[st] = map[int]bool{}, map[string]bool{}
+	}
+	o := cassette.MergeOptions{Own: w.own[st]}
+	if st.mode(p.c.mode) == ModeRecord {
+		keys := w.keys[st]
+		for _, in := range batch {
+			keys[in.Key] = true
+		}
+		o.Replaced = func(in *cassette.Interaction) bool {
+			old := st.base[in.ID]
+			return old != nil && keys[old.Key] && sameRecording(old, in)
+		}
+	}
+	err := os.MkdirAll(p.c.dir, 0o700)
+	var ids []int
+	if err == nil {
+		ids, err = cassette.Merge(st.path, batch, o)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		st.unwritten = append(batch, st.unwritten...)
 		return fmt.Errorf("rule %s: %w", st.rule.Name, err)
 	}
+	for i, in := range batch {
+		st.written[in] = ids[i]
+		w.own[st][ids[i]] = true
+	}
 	return nil
+}
+
+// sameRecording reports whether an interaction read from a cassette is
+// one read from it earlier: ids are not reused, so what is left to tell
+// is a file changed by other means.
+func sameRecording(a, b *cassette.Interaction) bool {
+	return a.Request.Method == b.Request.Method && a.Request.URL == b.Request.URL && a.Request.Body == b.Request.Body &&
+		a.Response.Code == b.Response.Code && a.Response.Body == b.Response.Body
 }
 
 // flush waits until every cassette marked so far is written, and returns
