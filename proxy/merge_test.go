@@ -119,10 +119,11 @@ func TestProxiesShareADirectory(t *testing.T) {
 	}
 }
 
-// TestReRecordingReplaces re-records in mode record, in two proxies at
-// once: what the cassette held of the request before is gone, both new
-// recordings stay, in the order they were written, and what was not
-// re-recorded, or re-recorded in a scope that failed, stays.
+// TestReRecordingReplaces re-records in mode record, in two proxies
+// started on the same cassette: what the cassette held of the request
+// before is gone, both new recordings stay, in the order they were
+// written, and what was not re-recorded, or re-recorded in a scope that
+// failed, stays.
 func TestReRecordingReplaces(t *testing.T) {
 	up := countingUpstream(t)
 	dir := t.TempDir()
@@ -143,12 +144,15 @@ func TestReRecordingReplaces(t *testing.T) {
 	if _, err := a.EndScope("fails", false); err != nil {
 		t.Fatal(err)
 	}
+	// a's recording is written first, then b's: b started before a
+	// wrote, with the same cassette, and keeps what a re-recorded.
 	_, xa := get(t, ca, up.URL+"/x")
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	_, xb := get(t, cb, up.URL+"/x")
-	for _, p := range []*Proxy{a, b} {
-		if err := p.Flush(); err != nil {
-			t.Fatal(err)
-		}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
 	}
 	all, _ := bodies(t, filepath.Join(dir, "web.yaml"))
 	if want := []string{y1, xa, xb}; !slices.Equal(all, want) {
