@@ -298,9 +298,9 @@ type ruleState struct {
 	unwritten []*cassette.Interaction
 	written   map[*cassette.Interaction]int
 	recorded  map[*cassette.Interaction]bool
-	// base is what the file held at start, by id: in mode record, what
+	// base is what the file held at start, by key: in mode record, what
 	// a recording of the same request replaces. Read only.
-	base map[int]*cassette.Interaction
+	base map[string][]*cassette.Interaction
 }
 
 // mode is the rule's mode, or the proxy's when the rule has none.
@@ -411,12 +411,12 @@ func (p *Proxy) setup() error {
 			}
 		} else {
 			st.cassette = &cassette.Cassette{Version: cassette.FormatVersion}
-			st.written, st.recorded, st.base = map[*cassette.Interaction]int{}, map[*cassette.Interaction]bool{}, map[int]*cassette.Interaction{}
+			st.written, st.recorded, st.base = map[*cassette.Interaction]int{}, map[*cassette.Interaction]bool{}, map[string][]*cassette.Interaction{}
 			if c, err := cassette.Load(st.path); err == nil {
 				st.cassette = c
 				for _, in := range c.Interactions {
 					st.index.Add(st.matcher, in)
-					st.base[in.ID] = in
+					st.base[in.Key] = append(st.base[in.Key], in)
 				}
 			} else if !errors.Is(err, os.ErrNotExist) {
 				return err

@@ -33,14 +33,15 @@ type cassetteWriter struct {
 	err      error         // the first write error since the last flush
 
 	// Touched by the writing goroutine only, by rule: the ids its
-	// merges gave this proxy's recordings, and the keys it recorded.
-	own  map[*ruleState]map[int]bool
-	keys map[*ruleState]map[string]bool
+	// merges gave this proxy's recordings, and in mode record, what
+	// they replace.
+	own     map[*ruleState]map[int]bool
+	replace map[*ruleState]map[int]*cassette.Interaction
 }
 
 func newCassetteWriter(p *Proxy) *cassetteWriter {
 	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1),
-		own: map[*ruleState]map[int]bool{}, keys: map[*ruleState]map[string]bool{}}
+		own: map[*ruleState]map[int]bool{}, replace: map[*ruleState]map[int]*cassette.Interaction{}}
 	w.idle = sync.NewCond(&w.mu)
 	return w
 }
@@ -112,18 +113,16 @@ func (w *cassetteWriter) write(st *ruleState) error {
 		return nil
 	}
 	if w.own[st] == nil {
-		w.own[st], w.keys[st] = map[int]bool{}, map[string]bool{}
+		w.own[st], w.replace[st] = map[int]bool{}, map[int]*cassette.Interaction{}
 	}
 	o := cassette.MergeOptions{Own: w.own[st]}
 	if st.mode(p.c.mode) == ModeRecord {
-		keys := w.keys[st]
 		for _, in := range batch {
-			keys[in.Key] = true
+			for _, old := range st.base[in.Key] {
+				w.replace[st][old.ID] = old
+			}
 		}
-		o.Replaced = func(in *cassette.Interaction) bool {
-			old := st.base[in.ID]
-			return old != nil && keys[old.Key] && sameRecording(old, in)
-		}
+		o.Replace = w.replace[st]
 	}
 	err := os.MkdirAll(p.c.dir, 0o700)
 	var ids []int
@@ -141,14 +140,6 @@ func (w *cassetteWriter) write(st *ruleState) error {
 		w.own[st][ids[i]] = true
 	}
 	return nil
-}
-
-// sameRecording reports whether an interaction read from a cassette is
-// one read from it earlier: ids are not reused, so what is left to tell
-// is a file changed by other means.
-func sameRecording(a, b *cassette.Interaction) bool {
-	return a.Request.Method == b.Request.Method && a.Request.URL == b.Request.URL && a.Request.Body == b.Request.Body &&
-		a.Response.Code == b.Response.Code && a.Response.Body == b.Response.Body
 }
 
 // flush waits until every cassette marked so far is written, and returns

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	vcr "gopkg.in/dnaeon/go-vcr.v3/cassette"
+	"gopkg.in/yaml.v3"
 
 	"github.com/agentvcr/agentvcr/internal/filelock"
 )
@@ -145,59 +146,102 @@ func TestMergeKeepsEveryWriters(t *testing.T) {
 	}
 }
 
+// TestMergePlacesAndNumbers merges into cassettes in Write's layout,
+// which Merge splices by their bytes, and in another, which it decodes
+// and encodes whole: both give the same cassette, the first in Write's
+// layout with the bytes that were there kept.
 func TestMergePlacesAndNumbers(t *testing.T) {
-	a0, b1, a2 := recording(t, "/a", "a0"), recording(t, "/b", "b1"), recording(t, "/a", "a2")
-	a0.ID, b1.ID, a2.ID = 0, 1, 7
+	a0, b1, a7 := recording(t, "/a", "a0"), recording(t, "/b", "b1"), recording(t, "/a", "a7")
+	a0.ID, b1.ID, a7.ID = 0, 1, 7
+	edited := *a0
+	edited.Response.Body = "a0, edited by hand"
 	tests := []struct {
-		name  string
-		have  []*Interaction
-		add   []string // URL=body
-		o     MergeOptions
-		want  []string // bodies, in file order
-		ids   []int
-		check func(t *testing.T, out []*Interaction)
+		name string
+		have []*Interaction
+		add  []string // URL=body
+		o    MergeOptions
+		want []string // bodies, in file order
+		ids  []int
 	}{
 		{name: "into nothing", add: []string{"/a=x", "/b=y"}, want: []string{"x", "y"}, ids: []int{0, 1}},
-		{name: "after everything, ids after the largest", have: []*Interaction{a0, b1, a2}, add: []string{"/b=x"},
-			want: []string{"a0", "b1", "a2", "x"}, ids: []int{8}},
-		{name: "another's recording of the request came after mine", have: []*Interaction{a0, b1, a2}, add: []string{"/a=x", "/b=y", "/a=z"},
-			o: MergeOptions{Own: map[int]bool{0: true}}, want: []string{"a0", "x", "z", "b1", "a2", "y"}, ids: []int{8, 9, 10}},
-		{name: "mine is the last of the request", have: []*Interaction{a0, b1, a2}, add: []string{"/a=x"},
-			o: MergeOptions{Own: map[int]bool{7: true}}, want: []string{"a0", "b1", "a2", "x"}, ids: []int{8}},
-		{name: "replaced", have: []*Interaction{a0, b1, a2}, add: []string{"/a=x"},
-			o:    MergeOptions{Replaced: func(in *Interaction) bool { return in.ID == 0 }},
-			want: []string{"b1", "a2", "x"}, ids: []int{8}},
-		{name: "what stays is what was there", have: []*Interaction{a0, b1}, add: []string{"/c=x"}, want: []string{"a0", "b1", "x"}, ids: []int{2},
-			check: func(t *testing.T, out []*Interaction) {
-				if out[0] != a0 || out[1] != b1 || a0.ID != 0 || b1.ID != 1 {
-					t.Error("an interaction already in the cassette changed")
-				}
-			}},
+		{name: "after everything, ids after the largest", have: []*Interaction{a0, b1, a7}, add: []string{"/b=x"},
+			want: []string{"a0", "b1", "a7", "x"}, ids: []int{8}},
+		{name: "another's recording of the request came after mine", have: []*Interaction{a0, b1, a7}, add: []string{"/a=x", "/b=y", "/a=z"},
+			o: MergeOptions{Own: map[int]bool{0: true}}, want: []string{"a0", "x", "z", "b1", "a7", "y"}, ids: []int{8, 9, 10}},
+		{name: "mine is the last of the request", have: []*Interaction{a0, b1, a7}, add: []string{"/a=x"},
+			o: MergeOptions{Own: map[int]bool{7: true}}, want: []string{"a0", "b1", "a7", "x"}, ids: []int{8}},
+		{name: "replaced", have: []*Interaction{a0, b1, a7}, add: []string{"/a=x"},
+			o: MergeOptions{Replace: map[int]*Interaction{0: a0}}, want: []string{"b1", "a7", "x"}, ids: []int{8}},
+		{name: "replaced, but changed since", have: []*Interaction{a0, b1}, add: []string{"/a=x"},
+			o: MergeOptions{Replace: map[int]*Interaction{0: &edited}}, want: []string{"a0", "b1", "x"}, ids: []int{2}},
+		{name: "every one replaced", have: []*Interaction{a0}, add: []string{"/a=x"},
+			o: MergeOptions{Replace: map[int]*Interaction{0: a0}}, want: []string{"x"}, ids: []int{1}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var add []*Interaction
-			for _, s := range tt.add {
-				url, body, _ := strings.Cut(s, "=")
-				add = append(add, recording(t, url, body))
-			}
-			out, ids := merge(tt.have, add, tt.o)
-			var bodies []string
-			for _, in := range out {
-				bodies = append(bodies, in.Response.Body)
-			}
-			if !slices.Equal(bodies, tt.want) || !slices.Equal(ids, tt.ids) {
-				t.Fatalf("merged %v with ids %v; want %v with ids %v", bodies, ids, tt.want, tt.ids)
-			}
-			for _, in := range add {
-				if in.ID != 0 {
-					t.Errorf("an added interaction's id changed to %d; the file gets a copy", in.ID)
+		for _, layout := range []string{"Write's", "another"} {
+			t.Run(tt.name+", "+layout, func(t *testing.T) {
+				name := filepath.Join(t.TempDir(), "web.yaml")
+				var before []byte
+				if tt.have != nil {
+					c := &Cassette{Version: FormatVersion, Interactions: tt.have}
+					var err error
+					if layout == "Write's" {
+						err = c.Write(name)
+					} else {
+						var buf bytes.Buffer
+						enc := yaml.NewEncoder(&buf)
+						enc.SetIndent(2)
+						if err = enc.Encode(encodeCassette(c)); err == nil {
+							err = os.WriteFile(name, buf.Bytes(), 0o600)
+						}
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					before, _ = os.ReadFile(name)
+					if _, err := split(bytes.NewReader(before)); errors.Is(err, errLayout) != (layout == "another") {
+						t.Fatalf("split of the cassette in %s layout: %v", layout, err)
+					}
 				}
-			}
-			if tt.check != nil {
-				tt.check(t, out)
-			}
-		})
+				var add []*Interaction
+				for _, s := range tt.add {
+					url, body, _ := strings.Cut(s, "=")
+					add = append(add, recording(t, url, body))
+				}
+				ids, err := Merge(name, add, tt.o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				after, _ := os.ReadFile(name)
+				c, err := Load(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var bodies []string
+				for _, in := range c.Interactions {
+					bodies = append(bodies, in.Response.Body)
+				}
+				if !slices.Equal(bodies, tt.want) || !slices.Equal(ids, tt.ids) {
+					t.Fatalf("merged %v with ids %v; want %v with ids %v", bodies, ids, tt.want, tt.ids)
+				}
+				for _, in := range add {
+					if in.ID != 0 {
+						t.Errorf("an added interaction's id changed to %d; the file gets a copy", in.ID)
+					}
+				}
+				// Write's layout, whichever the file was in.
+				written := filepath.Join(t.TempDir(), "again.yaml")
+				if err := c.Write(written); err != nil {
+					t.Fatal(err)
+				}
+				if again, _ := os.ReadFile(written); !bytes.Equal(after, again) {
+					t.Errorf("the merged cassette is not in Write's layout:\n%s\nWrite:\n%s", after, again)
+				}
+				if layout == "Write's" && len(tt.want) > len(tt.add) && tt.want[0] == "a0" && !bytes.HasPrefix(after, before[:bytes.Index(before, []byte("\n    - id: 1\n"))]) {
+					t.Errorf("the interaction that was first changed its bytes:\n%s\nwas:\n%s", after, before)
+				}
+			})
+		}
 	}
 }
 
