@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,5 +164,34 @@ func TestReRecordingReplaces(t *testing.T) {
 		if outcome, body := get(t, replay, up.URL+"/x"); outcome != "replayed" || body != want {
 			t.Fatalf("replay of /x: %s %q; want %q", outcome, body, want)
 		}
+	}
+}
+
+// TestAFailedWriteIsTriedAgain breaks a cassette under a recording proxy:
+// its write fails and says so, writes nothing over the file, and the
+// next Flush, once the file is mended, writes what was recorded.
+func TestAFailedWriteIsTriedAgain(t *testing.T) {
+	up := countingUpstream(t)
+	dir := t.TempDir()
+	p, c := front(t, up, ModeAuto, dir, Rule{Name: "web", URLPrefix: up.URL + "/"})
+	name := filepath.Join(dir, "web.yaml")
+	if err := os.WriteFile(name, []byte("version: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, c, up.URL+"/x")
+	if err := p.Flush(); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Fatalf("Flush over a cassette of another version: %v", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "version: 3\n" {
+		t.Fatalf("the cassette was written over: %q", b)
+	}
+	if err := os.Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := bodies(t, name); !slices.Equal(all, []string{body}) {
+		t.Fatalf("the cassette holds %q; want %q", all, body)
 	}
 }

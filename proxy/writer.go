@@ -163,11 +163,20 @@ func (w *cassetteWriter) flush() error {
 
 // Flush waits until every recording made so far is written to its
 // cassette, and returns what failed. Recordings are written in the
-// background; call Flush before reading cassettes or exiting.
+// background; call Flush before reading cassettes or exiting. What a
+// write failed to write (another process held the cassette's lock too
+// long) is tried again.
 func (p *Proxy) Flush() error {
 	if err := p.init(); err != nil {
 		return err
 	}
+	p.mu.Lock()
+	for _, st := range p.rules {
+		if len(st.unwritten) > 0 {
+			p.writer.mark(st)
+		}
+	}
+	p.mu.Unlock()
 	if err := p.writer.flush(); err != nil {
 		return errors.Join(errors.New("proxy: a cassette was not written"), err)
 	}
