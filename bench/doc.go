@@ -12,5 +12,7 @@
 // BenchmarkReplayThroughput runs a model gateway's load directly and
 // through the replaying proxy, its server side in a child process pinned
 // to one core; BenchmarkKey and BenchmarkReplayScale measure the request
-// key and a large cassette's start-up.
+// key and a large cassette's start-up. BenchmarkParallelRecording records
+// through one recorder process and through four sharing a cassette
+// directory.
 package bench

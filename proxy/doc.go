@@ -13,7 +13,8 @@
 //   - auto: replay a recording, or go live and record;
 //   - replay: replay a recording, or answer 412 with the nearest recording
 //     and the parts that differ; nothing goes live;
-//   - record: go live and record again;
+//   - record: go live and record again, replacing what the cassette held
+//     of the request when the proxy started;
 //   - passthrough: go live and write nothing;
 //   - mock: answer from the in-process Slack mock (package proxy/slack).
 //
@@ -22,7 +23,9 @@
 // (package proxy/cassette), one file per rule, redacted and secret-scanned
 // before they are written; 429 and 5xx responses are never recorded, nor
 // is a WebSocket, which goes live under auto and record and misses in
-// replay.
+// replay. Many proxies, in one process or many, may record into one
+// directory: each merges what it recorded into the cassettes as they are
+// then (cassette.Merge), under a lock file beside each.
 //
 // Every wait on the agent has a deadline (ReadHeaderTimeout,
 // HandshakeTimeout, IdleTimeout), so that connections that go quiet do

@@ -231,7 +231,7 @@ type Proxy struct {
 	stats   Stats
 	misses  []MissReport
 	scope   *scope                  // the open test scope, if any
-	used    map[string]map[int]bool // rule -> ids of the interactions this run replayed or recorded
+	used    map[string]map[int]bool // rule -> ids of the interactions this run replayed from its cassettes
 
 	events   events
 	injected faults
@@ -285,10 +285,22 @@ type ruleState struct {
 	rule    Rule
 	matcher *cassette.Matcher
 	index   *cassette.Index
-	// cassette is what a recording rule writes; nil for a rule in mode
+	// cassette is what a recording rule holds in memory: what its file
+	// held at start, then what it recorded; nil for a rule in mode
 	// replay, which writes nothing.
 	cassette *cassette.Cassette
 	path     string
+
+	// Of a recording rule, under the proxy's lock: what it recorded, to
+	// be merged into its file when the writer next runs (outside a test
+	// scope, or once the scope passed), and, once merged, the id each
+	// recording got there (other proxies may have added to the file).
+	unwritten []*cassette.Interaction
+	written   map[*cassette.Interaction]int
+	recorded  map[*cassette.Interaction]bool
+	// base is what the file held at start, by key: in mode record, what
+	// a recording of the same request replaces. Read only.
+	base map[string][]*cassette.Interaction
 }
 
 // mode is the rule's mode, or the proxy's when the rule has none.
@@ -399,10 +411,12 @@ func (p *Proxy) setup() error {
 			}
 		} else {
 			st.cassette = &cassette.Cassette{Version: cassette.FormatVersion}
+			st.written, st.recorded, st.base = map[*cassette.Interaction]int{}, map[*cassette.Interaction]bool{}, map[string][]*cassette.Interaction{}
 			if c, err := cassette.Load(st.path); err == nil {
 				st.cassette = c
 				for _, in := range c.Interactions {
 					st.index.Add(st.matcher, in)
+					st.base[in.Key] = append(st.base[in.Key], in)
 				}
 			} else if !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -654,7 +668,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 		}
 		if ok {
 			p.count(func(s *Stats) { s.Replayed++ })
-			p.markUsed(st.rule.Name, in.ID)
+			p.markUsed(st, in)
 			return p.replay(req, st, in, &creq), nil
 		}
 		if mode == ModeReplay {
@@ -909,41 +923,63 @@ func (p *Proxy) record(st *ruleState, sc *scope, creq *cassette.Request, resp *h
 	in.ID = len(st.cassette.Interactions)
 	st.cassette.Interactions = append(st.cassette.Interactions, in)
 	st.index.Add(st.matcher, in)
+	st.recorded[in] = true
 	p.stats.Recorded++
-	p.markUsedLocked(st.rule.Name, in.ID)
 	if sc != nil {
 		sc.recorded = append(sc.recorded, scoped{st, in})
 		return
 	}
+	st.unwritten = append(st.unwritten, in)
 	p.writer.mark(st)
 	// Debug: the exchange's own line already said "recorded".
 	p.log(slog.LevelDebug, "recorded", request(creq.Method, creq.URL, st.rule.Name), slog.Int("id", in.ID))
 }
 
-func (p *Proxy) markUsed(rule string, id int) {
+// markUsed notes that a replay served in. One this run recorded is used
+// already, under the id its file gives it (see Used).
+func (p *Proxy) markUsed(st *ruleState, in *cassette.Interaction) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.markUsedLocked(rule, id)
-}
-
-func (p *Proxy) markUsedLocked(rule string, id int) {
+	if st.recorded[in] {
+		return
+	}
 	if p.used == nil {
 		p.used = map[string]map[int]bool{}
 	}
-	if p.used[rule] == nil {
-		p.used[rule] = map[int]bool{}
+	if p.used[st.rule.Name] == nil {
+		p.used[st.rule.Name] = map[int]bool{}
 	}
-	p.used[rule][id] = true
+	p.used[st.rule.Name][in.ID] = true
 }
 
 // Used returns, by rule, the ids of the interactions this run replayed or
-// recorded, sorted: what `recorder prune` keeps.
+// recorded, sorted: what `recorder prune` keeps. A recording has an id
+// once it is written (call Flush first), the one its cassette gave it,
+// which other proxies writing the same cassette may have made differ
+// from its place in this run.
 func (p *Proxy) Used() map[string][]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	ids := map[string]map[int]bool{}
+	add := func(rule string, id int) {
+		if ids[rule] == nil {
+			ids[rule] = map[int]bool{}
+		}
+		ids[rule][id] = true
+	}
+	for rule, used := range p.used {
+		for id := range used {
+			add(rule, id)
+		}
+	}
+	for _, st := range p.rules {
+		for _, id := range st.written {
+			add(st.rule.Name, id)
+		}
+	}
 	out := map[string][]int{}
-	for rule, ids := range p.used {
-		for id := range ids {
+	for rule, used := range ids {
+		for id := range used {
 			out[rule] = append(out[rule], id)
 		}
 		slices.Sort(out[rule])

@@ -202,11 +202,15 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes, unused 
 		touched[r.st] = true
 	}
 	if passed {
+		for _, r := range sc.recorded {
+			r.st.unwritten = append(r.st.unwritten, r.in)
+		}
 		return res, touched, nil, nil
 	}
 	drop := map[*cassette.Interaction]bool{}
 	for _, r := range sc.recorded {
 		drop[r.in] = true
+		delete(r.st.recorded, r.in)
 	}
 	for st := range touched {
 		kept := st.cassette.Interactions[:0]

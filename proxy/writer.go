@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -14,8 +13,9 @@ import (
 
 // cassetteWriter writes cassettes off the request path. A recording marks
 // its rule's cassette dirty and returns; one goroutine, started when there
-// is work and gone when there is none, writes each dirty cassette whole
-// and atomically. Recordings that come while a cassette is being written
+// is work and gone when there is none, merges what each dirty cassette's
+// rule recorded into its file (cassette.Merge: other proxies may be
+// writing it too). Recordings that come while a cassette is being written
 // are written together next, so the cost of a recording to the agent does
 // not grow with its cassette, and no request waits for a disk.
 //
@@ -31,10 +31,17 @@ type cassetteWriter struct {
 	flushing int           // flushes waiting
 	wake     chan struct{} // ends a rest
 	err      error         // the first write error since the last flush
+
+	// Touched by the writing goroutine only, by rule: the ids its
+	// merges gave this proxy's recordings, and in mode record, what
+	// they replace.
+	own     map[*ruleState]map[int]bool
+	replace map[*ruleState]map[int]*cassette.Interaction
 }
 
 func newCassetteWriter(p *Proxy) *cassetteWriter {
-	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1)}
+	w := &cassetteWriter{p: p, pending: map[*ruleState]bool{}, wake: make(chan struct{}, 1),
+		own: map[*ruleState]map[int]bool{}, replace: map[*ruleState]map[int]*cassette.Interaction{}}
 	w.idle = sync.NewCond(&w.mu)
 	return w
 }
@@ -88,18 +95,49 @@ func (w *cassetteWriter) run() {
 	}
 }
 
-// write writes what a rule has recorded so far: its interactions are
-// prepared, and never changed once recorded, so a copy of the list,
-// taken under the proxy's lock, is all the lock is held for.
+// write merges into a rule's cassette what the rule recorded since the
+// last write: recordings are prepared, and never changed once recorded,
+// so taking the list under the proxy's lock is all the lock is held for.
+// What fails to be written is put back, to be tried again with the next.
+//
+// In mode record, a recording replaces those of the same request that
+// the cassette held when the proxy started; another proxy's recordings of
+// it, made since, stay.
 func (w *cassetteWriter) write(st *ruleState) error {
-	w.p.mu.Lock()
-	c := &cassette.Cassette{Version: cassette.FormatVersion, Interactions: slices.Clone(st.cassette.Interactions)}
-	w.p.mu.Unlock()
-	if err := os.MkdirAll(w.p.c.dir, 0o700); err != nil {
-		return err
+	p := w.p
+	p.mu.Lock()
+	batch := st.unwritten
+	st.unwritten = nil
+	p.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
 	}
-	if err := c.Write(st.path); err != nil {
+	if w.own[st] == nil {
+		w.own[st], w.replace[st] = map[int]bool{}, map[int]*cassette.Interaction{}
+	}
+	o := cassette.MergeOptions{Own: w.own[st]}
+	if st.mode(p.c.mode) == ModeRecord {
+		for _, in := range batch {
+			for _, old := range st.base[in.Key] {
+				w.replace[st][old.ID] = old
+			}
+		}
+		o.Replace = w.replace[st]
+	}
+	err := os.MkdirAll(p.c.dir, 0o700)
+	var ids []int
+	if err == nil {
+		ids, err = cassette.Merge(st.path, batch, o)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		st.unwritten = append(batch, st.unwritten...)
 		return fmt.Errorf("rule %s: %w", st.rule.Name, err)
+	}
+	for i, in := range batch {
+		st.written[in] = ids[i]
+		w.own[st][ids[i]] = true
 	}
 	return nil
 }
@@ -125,11 +163,20 @@ func (w *cassetteWriter) flush() error {
 
 // Flush waits until every recording made so far is written to its
 // cassette, and returns what failed. Recordings are written in the
-// background; call Flush before reading cassettes or exiting.
+// background; call Flush before reading cassettes or exiting. What a
+// write failed to write (another process held the cassette's lock too
+// long) is tried again.
 func (p *Proxy) Flush() error {
 	if err := p.init(); err != nil {
 		return err
 	}
+	p.mu.Lock()
+	for _, st := range p.rules {
+		if len(st.unwritten) > 0 {
+			p.writer.mark(st)
+		}
+	}
+	p.mu.Unlock()
 	if err := p.writer.flush(); err != nil {
 		return errors.Join(errors.New("proxy: a cassette was not written"), err)
 	}

@@ -83,11 +83,16 @@ interrupted test did not pass: its recordings are not written), writes
 what it recorded, says so, and exits 130.
 
 Modes: auto (replay, or go live and record), replay (a miss gets 412 and
-nothing goes live), record (go live and record again), passthrough (go live,
-write nothing), mock (Slack answered by the in-process mock; for a rule,
-"mode: mock" in --config), fake (model requests answered by the scripted
-model, for a rule, or --fake-model for the model rules). The default is
-auto, or replay when $CI is set.
+nothing goes live), record (go live and record again, replacing what the
+cassette held of the request), passthrough (go live, write nothing), mock
+(Slack answered by the in-process mock; for a rule, "mode: mock" in
+--config), fake (model requests answered by the scripted model, for a
+rule, or --fake-model for the model rules). The default is auto, or replay
+when $CI is set.
+
+Many proxies may share one --dir (a proxy per test worker): each merges
+what it recorded into the cassettes under a lock file beside each, and
+none loses another's recordings.
 
 The control API (loopback, bearer token) opens and ends test scopes,
 streams progress events (GET /v1/events?hold=...) and releases holds,

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/filelock"
 )
 
 // File names in the CA's directory.
@@ -68,8 +69,8 @@ func Load(dir string) (*Authority, error) {
 	certPEM, certErr := os.ReadFile(certPath)
 	keyPEM, keyErr := os.ReadFile(keyPath)
 	switch {
-	case errors.Is(certErr, os.ErrNotExist) && errors.Is(keyErr, os.ErrNotExist):
-		return create(dir)
+	case errors.Is(certErr, os.ErrNotExist) || errors.Is(keyErr, os.ErrNotExist):
+		return createOnce(dir)
 	case certErr != nil:
 		return nil, fmt.Errorf("ca: %w", certErr)
 	case keyErr != nil:
@@ -97,10 +98,35 @@ func Load(dir string) (*Authority, error) {
 	return &Authority{Cert: cert, CertPath: certPath, key: key, leaves: map[string]*tls.Certificate{}, now: time.Now}, nil
 }
 
-func create(dir string) (*Authority, error) {
+// createOnce makes the CA in dir unless another process made it first.
+// Proxies started at once on a new machine (one per test worker) would
+// otherwise each make one, and each sign for a key that another's
+// certificate file does not hold.
+func createOnce(dir string) (*Authority, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ca: %w", err)
 	}
+	unlock, err := filelock.Lock(filepath.Join(dir, ".ca.lock"), time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("ca: %w", err)
+	}
+	defer unlock()
+	certPath, keyPath := filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile)
+	_, certErr := os.Stat(certPath)
+	_, keyErr := os.Stat(keyPath)
+	switch {
+	case certErr == nil && keyErr == nil:
+		return Load(dir) // made while this one waited
+	case errors.Is(certErr, os.ErrNotExist) && errors.Is(keyErr, os.ErrNotExist):
+		return create(dir)
+	case certErr != nil:
+		return nil, fmt.Errorf("ca: %w", certErr)
+	default:
+		return nil, fmt.Errorf("ca: %w", keyErr)
+	}
+}
+
+func create(dir string) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("ca: %w", err)

@@ -39,6 +39,32 @@ func TestLoadCreatesThenReuses(t *testing.T) {
 	}
 }
 
+func TestLoadAtOnceMakesOneCA(t *testing.T) {
+	// Proxies started together on a new machine all load the CA that is
+	// on disk, made once, never one of their own.
+	dir := filepath.Join(t.TempDir(), "agentvcr")
+	const n = 8
+	got := make([]*Authority, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { got[i], errs[i] = Load(dir) })
+	}
+	wg.Wait()
+	onDisk, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range got {
+		if errs[i] != nil {
+			t.Fatalf("Load %d: %v", i, errs[i])
+		}
+		if !a.Cert.Equal(onDisk.Cert) || !a.key.PublicKey.Equal(onDisk.key.Public()) {
+			t.Errorf("Load %d holds a CA that is not the one on disk", i)
+		}
+	}
+}
+
 func TestLeafVerifiesAgainstRoot(t *testing.T) {
 	a, err := Load(t.TempDir())
 	if err != nil {
