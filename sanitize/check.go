@@ -67,7 +67,7 @@ func (c *checker) found(text string, number bool) []string {
 	if number {
 		return nil
 	}
-	if e, ok := c.memo.get(text); ok {
+	if e := c.memo.get(text); e != nil {
 		return e.found
 	}
 	var found []string

@@ -86,7 +86,6 @@ func (e *LeakError) Unwrap() error { return ErrLeak }
 // documents nested in its strings as it did.
 func (s *Sanitizer) verify(in string, out []byte) []Hit {
 	v := s.verifier()
-	nestedIn := countNested(in)
 	r := &leakRun{found: v.found, member: v.det.memberHits, fk: v.fk, nested: map[int64]int{}}
 	if !r.run(asString(out)) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
@@ -95,9 +94,16 @@ func (s *Sanitizer) verify(in string, out []byte) []Hit {
 	for _, h := range r.hits {
 		hits = append(hits, Hit{Seq: h.seq, Path: h.path, Kind: h.kind, Digest: h.digest})
 	}
-	for seq, n := range nestedIn {
-		if r.nested[seq] < n {
-			hits = append(hits, Hit{Seq: seq, Kind: "a document nested in a string no longer parses"})
+	// The input's nested documents, by row, only when they may differ:
+	// the same strings (by their place among the document's string
+	// values) hold documents in both, or the rows are read again.
+	var sig nestedSignature
+	sig.read(in, &v.nested)
+	if !sig.same(&r.walk.sig) {
+		for seq, n := range countNested(in) {
+			if r.nested[seq] < n {
+				hits = append(hits, Hit{Seq: seq, Kind: "a document nested in a string no longer parses"})
+			}
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Seq < hits[j].Seq })
@@ -124,6 +130,136 @@ func countNested(doc string) map[int64]int {
 		counts[-1] += rowCount
 	}
 	return counts
+}
+
+// nestedSignature says which string values of a document hold JSON
+// documents: how many string values it has, at every depth, and a hash
+// of the places among them of those that hold a document.
+type nestedSignature struct {
+	values int
+	hash   uint64
+	record bool  // keep docs
+	docs   []int // the places of the values that hold documents
+}
+
+func (n *nestedSignature) add(nested bool) {
+	n.values++
+	if nested {
+		n.hash = (n.hash ^ uint64(n.values)) * 0x100000001b3
+		if n.record {
+			n.docs = append(n.docs, n.values)
+		}
+	}
+}
+
+// same reports whether two signatures say the same.
+func (n *nestedSignature) same(o *nestedSignature) bool {
+	return n.values == o.values && n.hash == o.hash
+}
+
+// read finds the string values of a valid JSON document and the
+// documents in them, at every depth, reading little but strings: a
+// string followed by a colon is a key. Documents nested in strings are
+// remembered in seen by their raw bytes, as the place of the string
+// values inside them that hold documents (a model request repeats the
+// conversation so far).
+func (n *nestedSignature) read(doc string, seen *nestedMemo) {
+	var w leakWalk
+	for i := 0; i < len(doc); {
+		q := strings.IndexByte(doc[i:], '"')
+		if q < 0 {
+			return
+		}
+		start := i + q
+		end := closingQuote(doc, start+1)
+		if end < 0 {
+			return
+		}
+		end++
+		if j := skipWS(doc, end); j < len(doc) && doc[j] == ':' {
+			i = j + 1
+			continue
+		}
+		i = end
+		if !mayBeDocument(doc, start+1) {
+			n.add(false)
+			continue
+		}
+		raw := doc[start:end]
+		if inner, ok := seen.m[raw]; ok {
+			n.add(inner != nil)
+			n.addInner(inner)
+			continue
+		}
+		_, text, _ := w.str(raw, 0)
+		t := strings.TrimSpace(text)
+		nested := len(t) > 1 && (t[0] == '{' || t[0] == '[') && validJSON(t)
+		n.add(nested)
+		if !nested {
+			seen.put(raw, nil)
+			continue
+		}
+		var sub nestedSignature
+		sub.record = true
+		sub.read(strings.Clone(t), seen)
+		inner := &nestedInner{values: sub.values, docs: sub.docs}
+		seen.put(raw, inner)
+		n.addInner(inner)
+	}
+}
+
+// nestedInner is what a nested document holds: how many string values,
+// and which of them (by place, from 1) hold documents.
+type nestedInner struct {
+	values int
+	docs   []int
+}
+
+func (n *nestedSignature) addInner(inner *nestedInner) {
+	if inner == nil {
+		return
+	}
+	base := n.values
+	for _, d := range inner.docs {
+		n.values = base + d - 1
+		n.add(true)
+	}
+	n.values = base + inner.values
+}
+
+// nestedMemo remembers the strings that may be documents, by their raw
+// bytes: nil for those that are none.
+type nestedMemo struct {
+	m     map[string]*nestedInner
+	bytes int
+}
+
+func (m *nestedMemo) put(raw string, inner *nestedInner) {
+	if m.m == nil || m.bytes > memoBudget {
+		m.m, m.bytes = map[string]*nestedInner{}, 0
+	}
+	m.m[strings.Clone(raw)] = inner
+	m.bytes += len(raw) + 64
+}
+
+// closingQuote returns the index of the quote that ends the string whose
+// body starts at s[i], or -1.
+func closingQuote(s string, i int) int {
+	for {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i
+		b := q
+		for b > i && s[b-1] == '\\' {
+			b--
+		}
+		if (q-b)%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }
 
 // leakRun is one leak check of one document: the walk, and the hits of
@@ -254,6 +390,7 @@ type verifier struct {
 	byText map[string][]int // normalized value -> entries, for numbers
 	det    *detectors
 	memo   findingsMemo // the detectors' findings
+	nested nestedMemo   // the input's nested documents
 	forms  formReader
 	// issuedAt is len(fk.taken) when issuedBy was built.
 	issuedAt int
@@ -338,36 +475,38 @@ func alnumLower(s string) string {
 const memoMax = 4096
 
 // findingsMemo remembers, for texts seen before, the forms they decode to
-// (beyond themselves) and the detectors' findings in them, up to a budget
-// of bytes, then starts again.
+// (beyond themselves), the detectors' findings in them, and the learned
+// values in them as of a size of the dictionary, up to a budget of bytes,
+// then starts again.
 type findingsMemo struct {
-	m     map[string]memoEntry
+	m     map[string]*memoEntry
 	bytes int
 }
 
 type memoEntry struct {
-	forms []string // the text's forms but itself
-	found []string
+	forms   []string // the text's forms but itself
+	found   []string // the detectors'
+	learned []string // learned values, as of at entries of the dictionary
+	at      int
 }
 
 const memoBudget = 16 << 20
 
-func (m *findingsMemo) get(text string) (memoEntry, bool) {
+func (m *findingsMemo) get(text string) *memoEntry {
 	if len(text) > memoMax || m.m == nil {
-		return memoEntry{}, false
+		return nil
 	}
-	e, ok := m.m[text]
-	return e, ok
+	return m.m[text]
 }
 
-func (m *findingsMemo) put(text string, forms, found []string) {
+func (m *findingsMemo) put(text string, forms, found []string) *memoEntry {
 	if len(text) > memoMax {
-		return
+		return nil
 	}
 	if m.m == nil || m.bytes > memoBudget {
-		m.m, m.bytes = map[string]memoEntry{}, 0
+		m.m, m.bytes = map[string]*memoEntry{}, 0
 	}
-	e := memoEntry{}
+	e := &memoEntry{at: -1}
 	if len(forms) > 1 {
 		e.forms = append([]string(nil), forms[1:]...)
 		for _, f := range e.forms {
@@ -378,7 +517,8 @@ func (m *findingsMemo) put(text string, forms, found []string) {
 		e.found = append([]string(nil), found...)
 	}
 	m.m[strings.Clone(text)] = e
-	m.bytes += len(text) + 64
+	m.bytes += len(text) + 96
+	return e
 }
 
 // found returns what the leak check finds in one string or number: kinds,
@@ -388,27 +528,34 @@ func (v *verifier) found(text string, number bool) []string {
 	if number {
 		return v.numberHits(text)
 	}
-	if e, ok := v.memo.get(text); ok {
-		found := v.learned(text, nil)
+	e := v.memo.get(text)
+	if e == nil {
+		forms := v.forms.read(text)
+		var found []string
+		for _, f := range forms {
+			found = v.det.textHits(f, found)
+		}
+		if e = v.memo.put(text, forms, found); e == nil {
+			for _, f := range forms {
+				found = v.learned(f, found)
+			}
+			return found
+		}
+	}
+	if e.at != v.built {
+		e.learned = v.learned(text, nil)
 		for _, f := range e.forms {
-			found = v.learned(f, found)
+			e.learned = v.learned(f, e.learned)
 		}
-		if len(found) == 0 {
-			return e.found
-		}
-		return append(found, e.found...)
+		e.at = v.built
 	}
-	forms := v.forms.read(text)
-	var found []string
-	for _, f := range forms {
-		found = v.learned(f, found)
+	switch {
+	case len(e.learned) == 0:
+		return e.found
+	case len(e.found) == 0:
+		return e.learned
 	}
-	n := len(found)
-	for _, f := range forms {
-		found = v.det.textHits(f, found)
-	}
-	v.memo.put(text, forms, found[n:])
-	return found
+	return append(append([]string(nil), e.learned...), e.found...)
 }
 
 // learned appends the learned values in one form of a string.
@@ -461,7 +608,8 @@ func (v *verifier) numberHits(num string) []string {
 		found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
 	}
 	if len(num) >= 10 && strings.Trim(num, "0123456789") == "" {
-		if len(num) <= 15 && phoneValid("+"+num) {
+		// +1 numbers have eleven digits: others need no parse.
+		if len(num) <= 15 && (num[0] != '1' || len(num) == 11) && phoneValid("+"+num) {
 			found = append(found, "phone")
 		}
 		if cardValid(num) {

@@ -15,12 +15,17 @@ import (
 // what they find, the rewrite must replace (with a placeholder, or a fake
 // that carries the mark each rule names).
 
-// classHits looks in one form of a text for the classes above.
-func (d *detectors) classHits(s string, digits int, found []string) []string {
+// classHits looks in one form of a text for the classes above; upper
+// and digits say whether it has capitals and how many digits.
+func (d *detectors) classHits(s string, upper bool, digits int, found []string) []string {
+	lower := s
+	if upper {
+		lower = asciiLowerString(s) // offsets stay: only ASCII changes
+	}
 	found = awsSecretHits(s, found)
-	found = commandHits(s, found)
-	found = credentialTextHits(s, found)
-	return d.contextHits(s, digits, found)
+	found = commandHits(s, lower, found)
+	found = credentialTextHits(s, lower, found)
+	return d.contextHits(s, lower, digits, found)
 }
 
 // placeholder is the rewrite's stand-in for a secret: [redacted RULE
@@ -208,10 +213,10 @@ func flagValues(line, flag string, attached, apart, equals bool, fn func(v strin
 // (any program) and of -p (the programs whose -p is a password), and the
 // credential of an Authorization header (Authorization: SCHEME
 // CREDENTIAL), in pasted shell or any text.
-func commandHits(s string, found []string) []string {
+func commandHits(s, lower string, found []string) []string {
 	curl := strings.Contains(s, "curl")
 	password := strings.Contains(s, "--password")
-	p := strings.Contains(s, "-p")
+	p := strings.Contains(s, " -p") || strings.Contains(s, "\t-p") || strings.Contains(s, "\n-p")
 	if curl || password || p {
 		commandLines(s, func(line string) {
 			if curl && curlWord.MatchString(line) {
@@ -239,15 +244,15 @@ func commandHits(s string, found []string) []string {
 			}
 		})
 	}
-	return authorizationHits(s, found)
+	return authorizationHits(s, lower, found)
 }
 
 // authorizationHits finds Authorization headers written as text
 // (Authorization: Bearer TOKEN, also quoted as in JSON), and those of a
 // proxy.
-func authorizationHits(s string, found []string) []string {
+func authorizationHits(s, lower string, found []string) []string {
 	for from := 0; ; {
-		at := indexFoldASCII(s[from:], "authorization")
+		at := strings.Index(lower[from:], "authorization")
 		if at < 0 {
 			return found
 		}
@@ -292,28 +297,6 @@ func schemeCredential(s string) (string, bool) {
 	return argValue(s, i), true
 }
 
-func indexFoldASCII(s, lowerWord string) int {
-	n := len(lowerWord)
-	for i := 0; i+n <= len(s); i++ {
-		if foldByte[s[i]] != lowerWord[0] {
-			continue
-		}
-		if equalFoldASCII(s[i:i+n], lowerWord) {
-			return i
-		}
-	}
-	return -1
-}
-
-func equalFoldASCII(s, lower string) bool {
-	for j := 0; j < len(lower); j++ {
-		if foldByte[s[j]] != lower[j] {
-			return false
-		}
-	}
-	return true
-}
-
 var (
 	gcpMember = regexp.MustCompile(`"(private_key_id|private_key|client_id|client_email)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 	awsFile   = regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?(aws_access_key_id|aws_secret_access_key|aws_session_token)[ \t]*[=:][ \t]*([^\r\n]*)`)
@@ -323,7 +306,7 @@ var (
 // service account's JSON (its key id, key, client id and client email),
 // and an AWS credentials or config file (or environment) with its key id,
 // secret key or session token.
-func credentialTextHits(s string, found []string) []string {
+func credentialTextHits(s, lower string, found []string) []string {
 	if strings.Contains(s, "service_account") {
 		for _, m := range gcpMember.FindAllStringSubmatch(s, -1) {
 			if !noCredential(m[2]) && !fakeEmail(m[1], m[2]) {
@@ -331,7 +314,7 @@ func credentialTextHits(s string, found []string) []string {
 			}
 		}
 	}
-	if indexFoldASCII(s, "aws_") >= 0 {
+	if strings.Contains(lower, "aws_") {
 		for _, m := range awsFile.FindAllStringSubmatch(s, -1) {
 			if !noCredential(strings.Trim(m[2], ` "'`)) {
 				found = append(found, "secret:aws-credentials-file")
@@ -504,14 +487,14 @@ func neverIssuedSSN(area, group, serial string) bool {
 // (a date after "DOB", "date of birth", "born", "birthday") and passport
 // numbers (six to nine capitals and digits, five digits or more, after
 // "passport").
-func (d *detectors) contextHits(s string, digits int, found []string) []string {
-	if digits >= 9 && strings.IndexByte(s, '-') >= 0 {
+func (d *detectors) contextHits(s, lower string, digits int, found []string) []string {
+	if digits >= 9 && strings.IndexByte(s, '-') >= 0 && (strings.Contains(lower, "ssn") || strings.Contains(lower, "social")) {
 		for i := 0; i+11 <= len(s); i++ {
 			if !ssnAt(s, i) {
 				continue
 			}
 			lo, hi := max(0, i-50), min(len(s), i+31)
-			if near := strings.ToLower(s[lo:hi]); (wordIn(near, "ssn") || strings.Contains(near, "social security") || strings.Contains(near, "social-security")) &&
+			if near := lower[lo:hi]; (wordIn(near, "ssn") || strings.Contains(near, "social security") || strings.Contains(near, "social-security")) &&
 				!neverIssuedSSN(s[i:i+3], s[i+4:i+6], s[i+7:i+11]) {
 				found = append(found, "ssn")
 			}
@@ -521,34 +504,26 @@ func (d *detectors) contextHits(s string, digits int, found []string) []string {
 	if d.issued == nil || digits < 4 {
 		return found
 	}
-	lower := ""
-	for _, w := range []string{"dob", "d.o.b", "date of birth", "birth date", "birthdate", "birthday", "born"} {
-		if indexFoldASCII(s, w) < 0 {
-			continue
-		}
-		if lower == "" {
-			lower = asciiLowerString(s)
-		}
-		for from := 0; ; {
-			at := strings.Index(lower[from:], w)
-			if at < 0 {
-				break
-			}
-			at += from
-			from = at + len(w)
-			if at > 0 && isAlnumASCII(lower[at-1]) || from < len(lower) && isLetterASCII(lower[from]) {
-				continue
-			}
-			win := s[from:min(len(s), from+40)]
-			if loc := dateIn(win); loc != nil && !d.issued(kindBirthDate, win[loc[0]:loc[1]]) {
-				found = append(found, "date_of_birth")
+	if strings.Contains(lower, "birth") || strings.Contains(lower, "born") || strings.Contains(lower, "dob") || strings.Contains(lower, "d.o.b") {
+		for _, w := range []string{"dob", "d.o.b", "date of birth", "birth date", "birthdate", "birthday", "born"} {
+			for from := 0; ; {
+				at := strings.Index(lower[from:], w)
+				if at < 0 {
+					break
+				}
+				at += from
+				from = at + len(w)
+				if at > 0 && isAlnumASCII(lower[at-1]) || from < len(lower) && isLetterASCII(lower[from]) {
+					continue
+				}
+				win := s[from:min(len(s), from+40)]
+				if loc := dateIn(win); loc != nil && !d.issued(kindBirthDate, win[loc[0]:loc[1]]) {
+					found = append(found, "date_of_birth")
+				}
 			}
 		}
 	}
-	if digits >= 5 && indexFoldASCII(s, "passport") >= 0 {
-		if lower == "" {
-			lower = asciiLowerString(s)
-		}
+	if digits >= 5 {
 		for from := 0; ; {
 			at := strings.Index(lower[from:], "passport")
 			if at < 0 {

@@ -18,7 +18,6 @@ var (
 	verifySlackID = regexp.MustCompile(`^[UWTECGDBFAS][A-Z0-9]{8,11}$`)
 	verifyPhone   = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
 	verifyIBAN    = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	verifyDigits  = regexp.MustCompile(`\d+(?:[ .-]\d+)*`)
 	cardNetworks  = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
 )
 
@@ -138,7 +137,7 @@ func (d *detectors) textHits(s string, found []string) []string {
 	if digits >= 13 {
 		found = append(found, cardHits(s)...)
 	}
-	found = d.classHits(s, digits, found)
+	found = d.classHits(s, upper, digits, found)
 	if d.names {
 		for range unlearnedNames(s, d.notNames) {
 			found = append(found, "name")
@@ -289,6 +288,9 @@ func isHexDigit(c byte) bool {
 // phoneHits looks for numbers libphonenumber calls valid: written with a
 // +, or in the United States' 3-3-4 layout.
 func phoneHits(s string) []string {
+	if !mayHoldPhone(s) {
+		return nil
+	}
 	var found []string
 	for _, loc := range verifyPhone.FindAllStringIndex(s, -1) {
 		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '+') {
@@ -321,24 +323,73 @@ func phoneHits(s string) []string {
 	return found
 }
 
-// cardHits looks for card numbers in every run of digit groups, in the
-// layouts card networks print them in: 13 to 19 digits together, groups
-// of four (the last may be shorter), 4-6-5 and 4-6-4.
+// mayHoldPhone reports whether verifyPhone may match in s: a + before a
+// digit, or digits in the 3-3-4 layout.
+func mayHoldPhone(s string) bool {
+	sep := func(i int) bool { return i < len(s) && (s[i] == ' ' || s[i] == '.' || s[i] == '-') }
+	digitsAt := func(i, n int) bool {
+		for j := i; j < i+n; j++ {
+			if j >= len(s) || !isDigitASCII(s[j]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '+' && i+1 < len(s) && isDigitASCII(s[i+1]):
+			return true
+		case sep(i) && i >= 3 && digitsAt(i+1, 3) && sep(i+4) && digitsAt(i+5, 4) && (digitsAt(i-3, 3) || s[i-1] == ')' && digitsAt(i-4, 3)):
+			return true
+		}
+	}
+	return false
+}
+
+// cardHits looks for card numbers in every run of digit groups (digits,
+// with one space, dot or dash between groups), in the layouts card
+// networks print them in: 13 to 19 digits together, groups of four (the
+// last may be shorter), 4-6-5 and 4-6-4.
 func cardHits(s string) []string {
 	var found []string
-	for _, loc := range verifyDigits.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '_') {
+	var groups [][2]int
+	for i := 0; i < len(s); {
+		if !isDigitASCII(s[i]) {
+			i++
 			continue
 		}
-		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' || r == '.' })
-		if end := loc[1]; end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
+		start := i
+		groups = groups[:0]
+		for {
+			j := i
+			for j < len(s) && isDigitASCII(s[j]) {
+				j++
+			}
+			groups = append(groups, [2]int{i, j})
+			i = j
+			if i+1 < len(s) && (s[i] == ' ' || s[i] == '.' || s[i] == '-') && isDigitASCII(s[i+1]) {
+				i++
+				continue
+			}
+			break
+		}
+		end := i
+		if start > 0 && (isAlnumASCII(s[start-1]) || s[start-1] == '.' || s[start-1] == '_') {
+			continue
+		}
+		if end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
 			groups = groups[:len(groups)-1]
 		}
-		for i := range groups {
-			digits := ""
-			for j := i; j < len(groups) && len(digits) < 19; j++ {
-				digits += groups[j]
-				if len(digits) >= 13 && len(digits) <= 19 && printedAsCard(groups[i:j+1]) && cardValid(digits) {
+		for a := range groups {
+			var digits [19]byte
+			n := 0
+			for b := a; b < len(groups); b++ {
+				g := s[groups[b][0]:groups[b][1]]
+				if n+len(g) > len(digits) {
+					break
+				}
+				n += copy(digits[n:], g)
+				if n >= 13 && cardValid(string(digits[:n])) && printedAsCard(s, groups[a:b+1]) {
 					found = append(found, "card")
 				}
 			}
@@ -347,17 +398,18 @@ func cardHits(s string) []string {
 	return found
 }
 
-// printedAsCard reports whether groups of digits are laid out as cards
-// are printed.
-func printedAsCard(g []string) bool {
+// printedAsCard reports whether groups of digits of s are laid out as
+// cards are printed.
+func printedAsCard(s string, g [][2]int) bool {
+	size := func(i int) int { return g[i][1] - g[i][0] }
 	switch {
 	case len(g) == 1:
 		return true
-	case len(g) == 3 && len(g[0]) == 4 && len(g[1]) == 6 && (len(g[2]) == 5 || len(g[2]) == 4):
+	case len(g) == 3 && size(0) == 4 && size(1) == 6 && (size(2) == 5 || size(2) == 4):
 		return true
 	}
-	for i, x := range g {
-		if len(x) != 4 && (i < len(g)-1 || len(x) > 3) {
+	for i := range g {
+		if size(i) != 4 && (i < len(g)-1 || size(i) > 3) {
 			return false
 		}
 	}

@@ -43,6 +43,7 @@ type leakWalk struct {
 	rowType string
 	depth   int
 	scratch []byte
+	sig     nestedSignature // of the string values walked
 }
 
 // walkDoc walks the JSON document doc and reports whether it is valid.
@@ -70,6 +71,7 @@ func (w *leakWalk) value(s string, i int) (int, bool) {
 		return w.array(s, i)
 	case c == '"':
 		if w.leaf == nil && !mayBeDocument(s, i+1) {
+			w.sig.add(false)
 			return passString(s, i)
 		}
 		end, text, ok := w.str(s, i)
@@ -117,7 +119,10 @@ func mayBeDocument(s string, i int) bool {
 // stringValue hands a decoded string to leaf, or walks it as the document
 // it is.
 func (w *leakWalk) stringValue(text string) {
-	if t := strings.TrimSpace(text); len(t) > 1 && (t[0] == '{' || t[0] == '[') && validJSON(t) {
+	t := strings.TrimSpace(text)
+	nested := len(t) > 1 && (t[0] == '{' || t[0] == '[') && validJSON(t)
+	w.sig.add(nested)
+	if nested {
 		if w.nested != nil {
 			w.nested(w)
 		}
