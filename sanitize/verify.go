@@ -201,7 +201,7 @@ func (n *nestedSignature) read(doc string, seen *nestedMemo) {
 		}
 		var sub nestedSignature
 		sub.record = true
-		sub.read(strings.Clone(t), seen)
+		sub.read(t, seen) // t is in this call's own scratch buffer
 		inner := &nestedInner{values: sub.values, docs: sub.docs}
 		seen.put(raw, inner)
 		n.addInner(inner)

@@ -42,7 +42,7 @@ type leakWalk struct {
 	seq     int64
 	rowType string
 	depth   int
-	scratch []byte
+	scratch [][]byte // by level: a level's strings are decoded into its own
 	sig     nestedSignature // of the string values walked
 }
 
@@ -126,7 +126,6 @@ func (w *leakWalk) stringValue(text string) {
 		if w.nested != nil {
 			w.nested(w)
 		}
-		t = strings.Clone(t) // the scratch buffer is reused inside
 		depth := w.depth
 		w.path = append(w.path, ">")
 		w.level++
@@ -281,7 +280,8 @@ var strSafe = func() (t [256]bool) {
 
 // str reads the string token at s[i] and returns where it ends and its
 // text: a substring of s when it has no escape, else decoded into the
-// scratch buffer (valid until the next string is read).
+// scratch buffer of its level (valid until the next string of the level is
+// read).
 func (w *leakWalk) str(s string, i int) (int, string, bool) {
 	j := i + 1
 	for j < len(s) && strSafe[s[j]] {
@@ -290,12 +290,15 @@ func (w *leakWalk) str(s string, i int) (int, string, bool) {
 	if j < len(s) && s[j] == '"' {
 		return j + 1, s[i+1 : j], true
 	}
-	b := append(w.scratch[:0], s[i+1:j]...)
+	for len(w.scratch) <= w.level {
+		w.scratch = append(w.scratch, nil)
+	}
+	b := append(w.scratch[w.level][:0], s[i+1:j]...)
 	for j < len(s) {
 		c := s[j]
 		switch {
 		case c == '"':
-			w.scratch = b
+			w.scratch[w.level] = b
 			return j + 1, unsafe.String(unsafe.SliceData(b), len(b)), true
 		case c < 0x20:
 			return j, "", false
@@ -345,7 +348,7 @@ func (w *leakWalk) str(s string, i int) (int, string, bool) {
 		}
 		j += 2
 	}
-	w.scratch = b
+	w.scratch[w.level] = b
 	return j, "", false
 }
 
