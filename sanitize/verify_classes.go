@@ -3,7 +3,6 @@ package sanitize
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
 )
@@ -11,9 +10,13 @@ import (
 // The leak classes that a token's shape does not tell: secrets told by
 // the lines or the command around them, credential documents by their
 // members, phones by the name of their member, and national ids and dates
-// of birth by the words beside them. The rules are the leak check's own;
-// what they find, the rewrite must replace (with a placeholder, or a fake
-// that carries the mark each rule names).
+// of birth by the words beside them. The rules are the leak check's own
+// code, each narrower than what the rewrite replaces (learn.go's
+// learnContext and learnMember), so that what the rewrite leaves is a
+// leak and not a difference of taste: a value is a credential when it
+// looks like one (six characters or more of two classes of lower case,
+// upper case, digits and others, and no English word), and stands where
+// the rule says, as the rewrite reads it.
 
 // classHits looks in one form of a text for the classes above; upper
 // and digits say whether it has capitals and how many digits.
@@ -32,25 +35,42 @@ func (d *detectors) classHits(s string, upper bool, digits int, found []string) 
 // 0123abcd].
 var placeholder = regexp.MustCompile(`^\[redacted [^\s\]]+ [0-9a-f]{8}\]`)
 
-// noCredential reports whether a value written where a credential goes
-// holds none: nothing, the rewrite's placeholder, a variable or a
-// template that stands for one ($TOKEN, ${TOKEN}, $(cmd), %TOKEN%,
-// <token>, {{token}}), or an ellipsis or mask (..., ***, xxxx).
-func noCredential(v string) bool {
-	v = strings.Trim(v, " \t\r\n")
+// credential reports whether a value written where a credential goes is
+// one: not the rewrite's placeholder, nor a variable or a template that
+// stands for one ($TOKEN, ${TOKEN}, $(cmd), %TOKEN%, <token>,
+// {{token}}), and shaped like a credential: six characters or more, of
+// two classes or more (lower case, upper case, digits, others), and no
+// English word ("--password and" in a sentence).
+func credential(v string) bool {
 	switch {
-	case v == "", placeholder.MatchString(v), v[0] == '$', strings.HasPrefix(v, "{{"):
-		return true
-	case len(v) > 1 && (v[0] == '<' && v[len(v)-1] == '>' || v[0] == '%' && v[len(v)-1] == '%'):
-		return true
+	case len(v) < 6, placeholder.MatchString(v), v[0] == '$', strings.HasPrefix(v, "{{"),
+		v[0] == '<' && v[len(v)-1] == '>', v[0] == '%' && v[len(v)-1] == '%':
+		return false
 	}
-	return strings.Trim(v, ".*xX…•") == ""
+	var lower, upper, digit, other int
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z':
+			lower = 1
+		case 'A' <= c && c <= 'Z':
+			upper = 1
+		case '0' <= c && c <= '9':
+			digit = 1
+		default:
+			other = 1
+		}
+	}
+	if lower+upper+digit+other < 2 {
+		return false
+	}
+	_, word := englishWords()[strings.ToLower(strings.Trim(v, ".,;:!?'\"()"))]
+	return !word
 }
 
 // awsKeyIDAt reports whether an AWS access key id (AKIA or ASIA and 16
 // capitals or digits) stands at s[i:], and where it ends.
 func awsKeyIDAt(s string, i int) (int, bool) {
-	if i+20 > len(s) || !(strings.HasPrefix(s[i:], "AKIA") || strings.HasPrefix(s[i:], "ASIA")) || i > 0 && isAlnumASCII(s[i-1]) {
+	if i+20 > len(s) || !(strings.HasPrefix(s[i:], "AKIA") || strings.HasPrefix(s[i:], "ASIA")) || i > 0 && isWordByte(s[i-1]) {
 		return 0, false
 	}
 	for j := i + 4; j < i+20; j++ {
@@ -58,19 +78,21 @@ func awsKeyIDAt(s string, i int) (int, bool) {
 			return 0, false
 		}
 	}
-	if i+20 < len(s) && isAlnumASCII(s[i+20]) {
+	if i+20 < len(s) && isWordByte(s[i+20]) {
 		return 0, false
 	}
 	return i + 20, true
 }
 
+func isWordByte(c byte) bool { return isAlnumASCII(c) || c == '_' }
+
 func isSecretKeyByte(c byte) bool { return isAlnumASCII(c) || c == '/' || c == '+' }
 
 // awsSecretHits finds an AWS secret access key (40 characters of
-// A-Za-z0-9/+, mixing cases, with a digit, / or +) on the line of an
-// access key id or on the three lines after it: a key pair pasted as two
-// lines, whatever names them. The key id counts when the rewrite
-// replaced it ([redacted aws...]).
+// A-Za-z0-9/+ with capitals, lower case and digits) on the rest of the
+// line of an access key id or on the three lines after it: a key pair
+// pasted as two lines, whatever names them. The key id counts when the
+// rewrite replaced it ([redacted aws...]).
 func awsSecretHits(s string, found []string) []string {
 	if len(s) < 40 || !strings.Contains(s, "AKIA") && !strings.Contains(s, "ASIA") && !strings.Contains(s, "[redacted aws") {
 		return found
@@ -100,19 +122,19 @@ func awsSecretHits(s string, found []string) []string {
 				continue
 			}
 			k := j
-			lower, upper, other := false, false, false
+			lower, upper, digit := false, false, false
 			for k < len(s) && isSecretKeyByte(s[k]) {
 				switch c := s[k]; {
 				case 'a' <= c && c <= 'z':
 					lower = true
 				case 'A' <= c && c <= 'Z':
 					upper = true
-				default:
-					other = true
+				case '0' <= c && c <= '9':
+					digit = true
 				}
 				k++
 			}
-			if k-j == 40 && lower && upper && other && (j == 0 || s[j-1] != '=') && (k == len(s) || s[k] != '=') {
+			if k-j == 40 && lower && upper && digit && (j == 0 || s[j-1] != '=') && (k == len(s) || s[k] != '=') {
 				found = append(found, "secret:aws-secret-access-key")
 			}
 			j = k
@@ -120,40 +142,6 @@ func awsSecretHits(s string, found []string) []string {
 		i = end - 1
 	}
 	return found
-}
-
-var (
-	curlWord = regexp.MustCompile(`(?:^|[\s/;|&(` + "`" + `])curl(?:\s|$)`)
-	// The programs whose -p takes a password: attached (-pSECRET) for
-	// all, apart (-p SECRET) for all but mysql's and mariadb's (whose
-	// -p NAME is a prompt, then a database).
-	pPrograms = regexp.MustCompile(`(?:^|[\s/;|&(])(?:(mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump|mariadb-admin)|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sshpass|(?:docker|podman|nerdctl|buildah|skopeo|helm)\s(?:[^\n]*\s)?login)\s`)
-)
-
-// commandLines splits a text into commands: lines, with a line that ends
-// in \ continued on the next.
-func commandLines(s string, fn func(line string)) {
-	for len(s) > 0 {
-		end := 0
-		for {
-			nl := strings.IndexByte(s[end:], '\n')
-			if nl < 0 {
-				end = len(s)
-				break
-			}
-			end += nl
-			if end > 0 && s[end-1] == '\\' || end > 1 && s[end-1] == '\r' && s[end-2] == '\\' {
-				end++
-				continue
-			}
-			break
-		}
-		fn(s[:end])
-		if end >= len(s) {
-			return
-		}
-		s = s[end+1:]
-	}
 }
 
 // argValue reads a command-line argument's value at s[i:]: with an
@@ -164,7 +152,7 @@ func argValue(s string, i int) string {
 		i++
 	}
 	j := i
-	for j < len(s) && !strings.ContainsRune(" \t\r\n\"'`", rune(s[j])) {
+	for j < len(s) && !isSpaceOrQuote(s[j]) {
 		if s[j] == '[' {
 			if m := placeholder.FindStringIndex(s[j:]); m != nil {
 				j += m[1]
@@ -176,70 +164,104 @@ func argValue(s string, i int) string {
 	return s[i:j]
 }
 
-// flagValues calls fn with the value of every flag in line: after white
-// space, =, or (attached) nothing, as the flag allows.
-func flagValues(line, flag string, attached, apart, equals bool, fn func(v string)) {
-	for from := 0; ; {
-		at := strings.Index(line[from:], flag)
-		if at < 0 {
+func isSpaceOrQuote(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == '"' || c == '\''
+}
+
+// commandLines calls fn with each line of s.
+func commandLines(s string, fn func(line string)) {
+	for len(s) > 0 {
+		nl := strings.IndexByte(s, '\n')
+		if nl < 0 {
+			fn(s)
 			return
 		}
-		at += from
-		from = at + len(flag)
-		if at > 0 && !strings.ContainsRune(" \t\n\"'", rune(line[at-1])) {
-			continue
-		}
-		rest := at + len(flag)
-		switch {
-		case rest >= len(line):
-		case line[rest] == '=' && equals:
-			fn(argValue(line, rest+1))
-		case (line[rest] == ' ' || line[rest] == '\t' || line[rest] == '\\') && apart:
-			j := rest
-			for j < len(line) && strings.ContainsRune(" \t\\\r\n", rune(line[j])) {
-				j++
-			}
-			if j < len(line) && line[j] != '-' {
-				fn(argValue(line, j))
-			}
-		case attached && line[rest] != ' ' && line[rest] != '\t' && line[rest] != '=':
-			fn(argValue(line, rest))
-		}
+		fn(s[:nl])
+		s = s[nl+1:]
 	}
 }
 
+// arg is a command-line token: its text and where it starts.
+type arg struct {
+	text  string
+	start int
+}
+
+// args splits a line at white space.
+func args(line string) []arg {
+	var out []arg
+	for i := 0; i < len(line); {
+		if isSpaceOrQuote(line[i]) && line[i] != '"' && line[i] != '\'' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && !(line[j] == ' ' || line[j] == '\t' || line[j] == '\r' || line[j] == '\v' || line[j] == '\f') {
+			j++
+		}
+		out = append(out, arg{line[i:j], i})
+		i = j
+	}
+	return out
+}
+
+// flagValue reads the value of a flag whose token is a: after =, or in
+// the next token.
+func flagValue(line string, a []arg, i int, flag string) (string, bool) {
+	rest := a[i].text[len(flag):]
+	switch {
+	case strings.HasPrefix(rest, "="):
+		return argValue(line, a[i].start+len(flag)+1), true
+	case rest == "" && i+1 < len(a):
+		return argValue(line, a[i+1].start), true
+	}
+	return "", false
+}
+
+// passwordPrograms are the programs whose -p takes a password, and
+// mysql's family.
+var passwordPrograms = regexp.MustCompile(`^(?:sshpass|login|mysql\w*)$`)
+
 // commandHits finds credentials written as command arguments: the
-// password of curl's -u/--user USER:PASSWORD, the value of --password
-// (any program) and of -p (the programs whose -p is a password), and the
-// credential of an Authorization header (Authorization: SCHEME
-// CREDENTIAL), in pasted shell or any text.
+// password of curl's -u/--user USER:PASSWORD, the value of --password,
+// the value of -p after sshpass, login (docker, podman, helm) or mysql,
+// or after a -u USER, with only flags between, and the credential of an
+// Authorization header (Authorization: SCHEME CREDENTIAL), in pasted
+// shell or any text.
 func commandHits(s, lower string, found []string) []string {
-	curl := strings.Contains(s, "curl")
-	password := strings.Contains(s, "--password")
-	p := strings.Contains(s, " -p") || strings.Contains(s, "\t-p") || strings.Contains(s, "\n-p")
-	if curl || password || p {
+	if strings.Contains(s, "curl") || strings.Contains(s, "--password") || strings.Contains(s, " -p") || strings.Contains(s, "\t-p") {
 		commandLines(s, func(line string) {
-			if curl && curlWord.MatchString(line) {
-				user := func(v string) {
-					if _, pass, ok := strings.Cut(v, ":"); ok && !noCredential(pass) {
-						found = append(found, "secret:curl-user-password")
+			a := args(line)
+			curl := slicesIndexFunc(a, func(x arg) bool { return x.text == "curl" || strings.HasSuffix(x.text, "/curl") }) >= 0
+			for i, x := range a {
+				switch {
+				case curl && (x.text == "-u" || strings.HasPrefix(x.text, "--user") && (x.text == "--user" || x.text[6] == '=')):
+					flag := x.text
+					if strings.HasPrefix(flag, "--user") {
+						flag = "--user"
 					}
-				}
-				flagValues(line, "-u", true, true, false, user)
-				flagValues(line, "--user", false, true, true, user)
-			}
-			pass := func(v string) {
-				if !noCredential(v) {
-					found = append(found, "secret:password-argument")
-				}
-			}
-			if password {
-				flagValues(line, "--password", false, true, true, pass)
-			}
-			if p {
-				if m := pPrograms.FindStringSubmatchIndex(line); m != nil {
-					mysql := m[2] >= 0
-					flagValues(line[m[1]-1:], "-p", true, !mysql, false, pass)
+					if v, ok := flagValue(line, a, i, flag); ok {
+						if _, pass, ok := strings.Cut(v, ":"); ok && credential(pass) {
+							found = append(found, "secret:curl-user-password")
+						}
+					}
+				case x.text == "--password" || strings.HasPrefix(x.text, "--password="):
+					if v, ok := flagValue(line, a, i, "--password"); ok && credential(v) {
+						found = append(found, "secret:password-argument")
+					}
+				case strings.HasPrefix(x.text, "-p") && passwordFlag(a, i):
+					v := ""
+					switch rest := x.text[2:]; {
+					case rest == "" && i+1 < len(a):
+						v = argValue(line, a[i+1].start)
+					case strings.HasPrefix(rest, "="):
+						v = argValue(line, x.start+3)
+					default:
+						v = argValue(line, x.start+2)
+					}
+					if credential(v) {
+						found = append(found, "secret:password-argument")
+					}
 				}
 			}
 		})
@@ -247,9 +269,50 @@ func commandHits(s, lower string, found []string) []string {
 	return authorizationHits(s, lower, found)
 }
 
+// passwordFlag reports whether the -p of token i follows a program whose
+// -p is a password, or -u USER, with only flags (and their values)
+// between.
+func passwordFlag(a []arg, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch t := a[j].text; {
+		case passwordPrograms.MatchString(t):
+			return true
+		case t == "-u" && j+1 < i, strings.HasPrefix(t, "-u") && len(t) > 2:
+			return true
+		case flagToken(t):
+		case j > 0 && flagToken(a[j-1].text) && !strings.HasPrefix(t, "-"):
+			// A flag's value.
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// flagToken reports whether t is a flag: - or -- and a letter.
+func flagToken(t string) bool {
+	if !strings.HasPrefix(t, "-") {
+		return false
+	}
+	t = strings.TrimPrefix(t[1:], "-")
+	return t != "" && isLetterASCII(t[0])
+}
+
+func slicesIndexFunc(a []arg, f func(arg) bool) int {
+	for i, x := range a {
+		if f(x) {
+			return i
+		}
+	}
+	return -1
+}
+
+// authSchemes are the schemes of Authorization headers whose credential
+// the leak check reads.
+var authSchemes = []string{"bearer", "basic", "token", "bot", "digest", "apikey", "api-key", "sso-key"}
+
 // authorizationHits finds Authorization headers written as text
-// (Authorization: Bearer TOKEN, also quoted as in JSON), and those of a
-// proxy.
+// (Authorization: Bearer TOKEN), and those of a proxy.
 func authorizationHits(s, lower string, found []string) []string {
 	for from := 0; ; {
 		at := strings.Index(lower[from:], "authorization")
@@ -258,13 +321,10 @@ func authorizationHits(s, lower string, found []string) []string {
 		}
 		at += from
 		from = at + len("authorization")
-		if at > 0 && isLetterASCII(s[at-1]) {
+		if at > 0 && isWordByte(lower[at-1]) {
 			continue
 		}
 		i := from
-		if i < len(s) && s[i] == '"' {
-			i++
-		}
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
@@ -272,51 +332,48 @@ func authorizationHits(s, lower string, found []string) []string {
 			continue
 		}
 		i++
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '"') {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
-		if cred, ok := schemeCredential(s[i:]); ok && !noCredential(cred) {
-			found = append(found, "secret:authorization-header")
+		for _, scheme := range authSchemes {
+			end := i + len(scheme)
+			if end >= len(s) || lower[i:end] != scheme || s[end] != ' ' && s[end] != '\t' {
+				continue
+			}
+			for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
+				end++
+			}
+			cred := argValue(s, end)
+			if c := strings.IndexByte(cred, ','); c >= 0 && !placeholder.MatchString(cred) {
+				cred = cred[:c]
+			}
+			if credential(cred) {
+				found = append(found, "secret:authorization-header")
+			}
 		}
 	}
-}
-
-// schemeCredential reads "SCHEME CREDENTIAL" at the start of s: a word,
-// spaces, and the credential up to white space or a quote.
-func schemeCredential(s string) (string, bool) {
-	i := 0
-	for i < len(s) && (isAlnumASCII(s[i]) || s[i] == '-' || s[i] == '_' || s[i] == '.') {
-		i++
-	}
-	if i == 0 || !isLetterASCII(s[0]) || i >= len(s) || s[i] != ' ' && s[i] != '\t' {
-		return "", false
-	}
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return argValue(s, i), true
 }
 
 var (
-	gcpMember = regexp.MustCompile(`"(private_key_id|private_key|client_id|client_email)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	awsFile   = regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?(aws_access_key_id|aws_secret_access_key|aws_session_token)[ \t]*[=:][ \t]*([^\r\n]*)`)
+	gcpMember = regexp.MustCompile(`"(private_key_id|client_id)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	awsFile   = regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?(aws_access_key_id|aws_secret_access_key|aws_session_token)[ \t]*[=:][ \t]*`)
 )
 
 // credentialTextHits finds credential documents written as text: a GCP
-// service account's JSON (its key id, key, client id and client email),
-// and an AWS credentials or config file (or environment) with its key id,
-// secret key or session token.
+// service account's JSON (its key id and client id), and an AWS
+// credentials or config file (or environment) with its key id, secret
+// key or session token.
 func credentialTextHits(s, lower string, found []string) []string {
 	if strings.Contains(s, "service_account") {
 		for _, m := range gcpMember.FindAllStringSubmatch(s, -1) {
-			if !noCredential(m[2]) && !fakeEmail(m[1], m[2]) {
+			if gcpMemberLeaks(m[1], m[2]) {
 				found = append(found, "secret:gcp-service-account")
 			}
 		}
 	}
 	if strings.Contains(lower, "aws_") {
-		for _, m := range awsFile.FindAllStringSubmatch(s, -1) {
-			if !noCredential(strings.Trim(m[2], ` "'`)) {
+		for _, m := range awsFile.FindAllStringIndex(s, -1) {
+			if credential(argValue(s, m[1])) {
 				found = append(found, "secret:aws-credentials-file")
 			}
 		}
@@ -324,42 +381,47 @@ func credentialTextHits(s, lower string, found []string) []string {
 	return found
 }
 
-// fakeEmail reports whether the value of a client_email is an address on
-// a reserved domain, as the rewrite's fakes are.
-func fakeEmail(member, v string) bool {
-	if member != "client_email" {
+// gcpMemberLeaks reports whether a member of a GCP service account's key
+// holds a credential: its key id or its client id, shaped like one or
+// ten digits and more.
+func gcpMemberLeaks(name, v string) bool {
+	if name != "private_key_id" && name != "client_id" {
 		return false
 	}
-	at := strings.LastIndexByte(v, '@')
-	return at > 0 && reservedDomain(strings.ToLower(v[at+1:]))
+	v = strings.TrimSpace(v)
+	if strings.ContainsAny(v, " \n") {
+		return false
+	}
+	return credential(v) || len(v) >= 10 && strings.Trim(v, "0123456789") == ""
 }
 
-// memberKey is an object key as the member rules compare it: its ASCII
-// letters and digits, in lower case.
-func memberKey(k string) string {
-	var b [64]byte
+// phoneNames are the object keys that name a phone number, in lower case
+// without _ - or spaces.
+var phoneNames = map[string]bool{
+	"phone": true, "phones": true, "mobile": true, "mobilephone": true, "tel": true, "telephone": true, "cell": true,
+	"cellphone": true, "fax": true, "whatsapp": true, "phonenumber": true, "mobilenumber": true, "telephonenumber": true,
+	"workphone": true, "homephone": true, "msisdn": true,
+}
+
+// phoneKey reports whether an object key names a phone number, in any
+// letter case, with or without _ - or spaces.
+func phoneKey(k string) bool {
+	if len(k) < 3 || len(k) > 24 {
+		return false
+	}
+	var b [24]byte
 	n := 0
-	for i := 0; i < len(k) && n < len(b); i++ {
-		if c := foldByte[k[i]]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
-			b[n] = c
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c != '_' && c != '-' && c != ' ' {
+			b[n] = foldByte[c]
 			n++
 		}
 	}
-	return string(b[:n])
-}
-
-// phoneMember reports whether a key names a phone number.
-func phoneMember(k string) bool {
-	switch k {
-	case "tel", "telephone", "cell", "cellular", "fax", "mobile", "whatsapp", "msisdn":
-		return true
-	}
-	return strings.Contains(k, "phone") || strings.HasSuffix(k, "mobile") || strings.HasSuffix(k, "mobilenumber") ||
-		strings.HasSuffix(k, "faxnumber") || strings.HasSuffix(k, "whatsapp") || strings.HasSuffix(k, "telnumber")
+	return phoneNames[string(b[:n])]
 }
 
 // phoneDigits returns the digits of a value written as a phone number is
-// (digits, spaces, + - . ( ) /), or "" for another value.
+// (digits, spaces, + - . ( )), or "" for another value.
 func phoneDigits(v string) string {
 	var b [32]byte
 	n := 0
@@ -371,23 +433,29 @@ func phoneDigits(v string) string {
 			}
 			b[n] = c
 			n++
-		case strings.IndexByte(" +-.()/", c) < 0:
+		case strings.IndexByte(" +-.()", c) < 0:
 			return ""
 		}
 	}
 	return string(b[:n])
 }
 
-var gcpMembers = map[string]bool{"private_key_id": true, "private_key": true, "client_id": true, "client_email": true}
+// member is what the member rules read in an object key.
+type member struct {
+	phone bool // a phone's name
+	aws   bool // an AWS credential's name
+	named bool // a secret rule's keyword, and no id field
+}
 
 // memberHits looks at a string or number by the name of the member that
-// holds it: a secret the name tells of ({"access_token": "..."}), a
-// phone, an AWS key in JSON form, an Authorization header, a social
-// security number, a date of birth, a passport number.
+// holds it: a secret the name tells of ({"access_token": "..."}), a phone
+// (seven digits or more), and an AWS key in JSON form.
 func (d *detectors) memberHits(name, text string, number bool, found []string) []string {
 	m, ok := d.members[name]
 	if !ok {
-		m = member{key: memberKey(name), named: !d.idFields[name] && secrets.Default().Named(name)}
+		lk := strings.ToLower(name)
+		m = member{phone: phoneKey(name), aws: lk == "aws_access_key_id" || lk == "aws_secret_access_key" || lk == "aws_session_token",
+			named: !d.idFields[name] && secrets.Default().Named(name)}
 		if len(d.members) < 1<<14 {
 			d.members[strings.Clone(name)] = m
 		}
@@ -395,47 +463,17 @@ func (d *detectors) memberHits(name, text string, number bool, found []string) [
 	if m.named && !number {
 		found = d.assignment(name, text, found)
 	}
-	k := m.key
 	switch {
-	case k == "":
-	case phoneMember(k):
+	case m.phone:
 		if ds := phoneDigits(strings.TrimPrefix(text, "-")); len(ds) >= 7 && !d.fakePhone(text, ds) {
 			found = append(found, "phone")
 		}
-	case number:
-		if (k == "ssn" || strings.Contains(k, "socialsecurity")) && len(text) == 9 && !neverIssuedSSN(text[:3], text[3:5], text[5:]) {
-			found = append(found, "ssn")
-		}
-	case k == "awsaccesskeyid" || k == "awssecretaccesskey" || k == "awssessiontoken":
-		if !noCredential(text) {
+	case m.aws && !number:
+		if v := strings.TrimSpace(text); !strings.ContainsAny(v, " \n") && credential(v) {
 			found = append(found, "secret:aws-credentials-file")
-		}
-	case k == "authorization" || k == "proxyauthorization":
-		if cred, ok := schemeCredential(strings.TrimLeft(text, " \t")); ok && !noCredential(cred) {
-			found = append(found, "secret:authorization-header")
-		}
-	case k == "ssn" || strings.HasSuffix(k, "ssn") || strings.Contains(k, "socialsecurity"):
-		t := strings.TrimSpace(text)
-		if ds := phoneDigits(t); len(ds) == 9 && (len(t) == 9 || len(t) == 11 && t[3] == '-' && t[6] == '-') && !neverIssuedSSN(ds[:3], ds[3:5], ds[5:]) {
-			found = append(found, "ssn")
-		}
-	case d.issued == nil:
-	case k == "dob" || k == "dateofbirth" || k == "birthdate" || k == "birthday" || k == "born" || k == "bornon":
-		if loc := dateIn(text); loc != nil && !d.issued(kindBirthDate, text[loc[0]:loc[1]]) {
-			found = append(found, "date_of_birth")
-		}
-	case strings.Contains(k, "passport"):
-		if t := strings.TrimSpace(text); passportShaped(t, 1) && !d.issued(kindPassport, t) {
-			found = append(found, "passport")
 		}
 	}
 	return found
-}
-
-// member is what the member rules read in an object key.
-type member struct {
-	key   string // memberKey
-	named bool   // a secret rule's keyword, and no id field
 }
 
 // assignment appends the secrets a key tells of in its value
@@ -482,20 +520,20 @@ func neverIssuedSSN(area, group, serial string) bool {
 	return area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000"
 }
 
-// contextHits finds social security numbers (ddd-dd-dddd near "SSN" or
-// "social security"), and, in a Sanitizer's own check, dates of birth
-// (a date after "DOB", "date of birth", "born", "birthday") and passport
-// numbers (six to nine capitals and digits, five digits or more, after
-// "passport").
+// contextHits finds social security numbers (ddd-dd-dddd at most 20
+// characters, none a digit, after "SSN" or "social security"), and, in a
+// Sanitizer's own check, dates of birth (a day of the calendar at most
+// ten characters, none a letter or digit, after "DOB", "date of birth",
+// "birth date", "birthday" or "born (on)") and passport numbers (six to
+// nine capitals and digits, five digits or more, right after "passport"
+// and "no", "number", "#" or a colon).
 func (d *detectors) contextHits(s, lower string, digits int, found []string) []string {
 	if digits >= 9 && strings.IndexByte(s, '-') >= 0 && (strings.Contains(lower, "ssn") || strings.Contains(lower, "social")) {
 		for i := 0; i+11 <= len(s); i++ {
 			if !ssnAt(s, i) {
 				continue
 			}
-			lo, hi := max(0, i-50), min(len(s), i+31)
-			if near := lower[lo:hi]; (wordIn(near, "ssn") || strings.Contains(near, "social security") || strings.Contains(near, "social-security")) &&
-				!neverIssuedSSN(s[i:i+3], s[i+4:i+6], s[i+7:i+11]) {
+			if ssnContext(lower[max(0, i-40):i]) && !neverIssuedSSN(s[i:i+3], s[i+4:i+6], s[i+7:i+11]) {
 				found = append(found, "ssn")
 			}
 			i += 10
@@ -505,7 +543,7 @@ func (d *detectors) contextHits(s, lower string, digits int, found []string) []s
 		return found
 	}
 	if strings.Contains(lower, "birth") || strings.Contains(lower, "born") || strings.Contains(lower, "dob") || strings.Contains(lower, "d.o.b") {
-		for _, w := range []string{"dob", "d.o.b", "date of birth", "birth date", "birthdate", "birthday", "born"} {
+		for _, w := range []string{"dob", "d.o.b", "date of birth", "birth date", "birthdate", "birthday", "born on", "born"} {
 			for from := 0; ; {
 				at := strings.Index(lower[from:], w)
 				if at < 0 {
@@ -513,11 +551,14 @@ func (d *detectors) contextHits(s, lower string, digits int, found []string) []s
 				}
 				at += from
 				from = at + len(w)
-				if at > 0 && isAlnumASCII(lower[at-1]) || from < len(lower) && isLetterASCII(lower[from]) {
+				if at > 0 && isWordByte(lower[at-1]) || from < len(lower) && isWordByte(lower[from]) && w != "d.o.b" {
 					continue
 				}
-				win := s[from:min(len(s), from+40)]
-				if loc := dateIn(win); loc != nil && !d.issued(kindBirthDate, win[loc[0]:loc[1]]) {
+				i := from
+				for i < len(s) && i-from <= 10 && !isAlnumASCII(s[i]) && s[i] != '\n' {
+					i++
+				}
+				if loc := dateIn(s[i:]); loc != nil && loc[0] == 0 && !d.issued(kindBirthDate, s[i:i+loc[1]]) {
 					found = append(found, "date_of_birth")
 				}
 			}
@@ -530,15 +571,60 @@ func (d *detectors) contextHits(s, lower string, digits int, found []string) []s
 				break
 			}
 			from = at + from + len("passport")
-			win := s[from:min(len(s), from+40)]
-			for _, tok := range words(win, func(c byte) bool { return isUpperASCII(c) || isDigitASCII(c) }, isAlnumASCII) {
-				if passportShaped(tok, 5) && !d.issued(kindPassport, tok) {
-					found = append(found, "passport")
+			if at > 0 && isWordByte(lower[at-1]) {
+				continue
+			}
+			i := skipSpaces(s, from)
+			for _, des := range []string{"number", "num", "no.", "no", "nr.", "nr", "#"} {
+				if strings.HasPrefix(lower[i:], des) {
+					i = skipSpaces(s, i+len(des))
+					break
 				}
+			}
+			if i < len(s) && (s[i] == ':' || s[i] == '#') {
+				i = skipSpaces(s, i+1)
+			}
+			j := i
+			for j < len(s) && (isUpperASCII(s[j]) || isDigitASCII(s[j])) {
+				j++
+			}
+			if (j == len(s) || !isWordByte(s[j])) && passportShaped(s[i:j], 5) && !d.issued(kindPassport, s[i:j]) {
+				found = append(found, "passport")
 			}
 		}
 	}
 	return found
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// ssnContext reports whether the text before a social security number
+// ends in its name and at most 20 characters that are no digit and no
+// line break.
+func ssnContext(before string) bool {
+	for _, w := range []string{"ssn", "social security"} {
+		at := strings.LastIndex(before, w)
+		if at < 0 || at > 0 && isWordByte(before[at-1]) {
+			continue
+		}
+		end := at + len(w)
+		if end < len(before) && isWordByte(before[end]) && !strings.HasPrefix(before[end:], " ") {
+			continue
+		}
+		gap := before[end:]
+		for _, des := range []string{" number", " no."} {
+			gap = strings.TrimPrefix(gap, des)
+		}
+		if len(gap) <= 20 && strings.IndexFunc(gap, func(r rune) bool { return r == '\n' || '0' <= r && r <= '9' }) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func asciiLowerString(s string) string {
@@ -549,21 +635,6 @@ func asciiLowerString(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// wordIn reports whether w stands in s as a word of ASCII letters.
-func wordIn(s, w string) bool {
-	for from := 0; ; {
-		at := strings.Index(s[from:], w)
-		if at < 0 {
-			return false
-		}
-		at += from
-		from = at + 1
-		if (at == 0 || !isLetterASCII(s[at-1])) && (at+len(w) == len(s) || !isLetterASCII(s[at+len(w)])) {
-			return true
-		}
-	}
 }
 
 // ssnAt reports whether ddd-dd-dddd stands at s[i:], not inside a longer
@@ -597,67 +668,55 @@ func passportShaped(tok string, minDigits int) bool {
 }
 
 var (
-	dateNumeric = regexp.MustCompile(`\b(?:(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})|(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2}))\b`)
-	dateWords   = regexp.MustCompile(`(?i)\b(?:(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+([a-z]{3,9})\.?,?\s+(\d{4})|([a-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}))\b`)
+	// dateOfBirth are the layouts of a date of birth: year-month-day, day
+	// and month (either order) and a year, a day, a month's name (or its
+	// first three letters) and a year, or a month's name, a day and a
+	// year.
+	dateOfBirth = regexp.MustCompile(`(?i)^(?:(\d{4})-(\d{1,2})-(\d{1,2})|(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})|(\d{1,2})(?:st|nd|rd|th)? ([a-z]{3,9})\.?,? (\d{4})|([a-z]{3,9})\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}))\b`)
 	monthsOf    = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
 )
 
-// dateIn returns the span of the first date in s that is a day of the
-// calendar: year-month-day, day and month (either order) and a year, or
-// a day and a month's name (or its first three letters) and a year.
+// dateIn returns the span of a date at the start of s that is a day of
+// the calendar, or nil.
 func dateIn(s string) []int {
-	var best []int
-	for _, m := range dateNumeric.FindAllStringSubmatchIndex(s, -1) {
-		g := func(i int) string {
-			if m[2*i] < 0 {
-				return ""
-			}
-			return s[m[2*i]:m[2*i+1]]
-		}
-		ok := false
-		if g(1) != "" {
-			ok = calendarDay(atoi(g(1)), atoi(g(2)), atoi(g(3)))
-		} else {
-			y := atoi(g(6))
-			if len(g(6)) == 2 {
-				y += 1900
-			}
-			ok = calendarDay(y, atoi(g(5)), atoi(g(4))) || calendarDay(y, atoi(g(4)), atoi(g(5)))
-		}
-		if ok {
-			best = m[:2]
-			break
-		}
+	m := dateOfBirth.FindStringSubmatchIndex(s)
+	if m == nil {
+		return nil
 	}
-	for _, m := range dateWords.FindAllStringSubmatchIndex(s, -1) {
-		if best != nil && m[0] >= best[0] {
-			break
+	g := func(i int) string {
+		if m[2*i] < 0 {
+			return ""
 		}
-		g := func(i int) string {
-			if m[2*i] < 0 {
-				return ""
-			}
-			return s[m[2*i]:m[2*i+1]]
-		}
-		day, month, year := g(1), g(2), g(3)
-		if day == "" {
-			day, month, year = g(5), g(4), g(6)
-		}
-		if mo := monthNumber(month); mo > 0 && calendarDay(atoi(year), mo, atoi(day)) {
-			best = m[:2]
-			break
-		}
+		return s[m[2*i]:m[2*i+1]]
 	}
-	return best
+	ok := false
+	switch {
+	case g(1) != "":
+		ok = calendarDay(atoi(g(1)), atoi(g(2)), atoi(g(3)))
+	case g(4) != "":
+		y := atoi(g(6))
+		if len(g(6)) == 2 {
+			y += 1900
+		}
+		ok = calendarDay(y, atoi(g(5)), atoi(g(4))) || calendarDay(y, atoi(g(4)), atoi(g(5)))
+	case g(7) != "":
+		ok = calendarDay(atoi(g(9)), monthNumber(g(8)), atoi(g(7)))
+	default:
+		ok = calendarDay(atoi(g(12)), monthNumber(g(10)), atoi(g(11)))
+	}
+	if !ok {
+		return nil
+	}
+	return m[:2]
 }
 
 func monthNumber(w string) int {
 	w = strings.ToLower(w)
+	if w == "sept" {
+		return 9
+	}
 	for i, m := range monthsOf {
-		if w == m || len(w) == 3 && strings.HasPrefix(m, w) || w == "sept" {
-			if w == "sept" {
-				return 9
-			}
+		if w == m || len(w) == 3 && strings.HasPrefix(m, w) {
 			return i + 1
 		}
 	}
@@ -691,12 +750,6 @@ func calendarDay(year, month, day int) bool {
 type objectFrame struct {
 	serviceAccount bool
 	pending        [][]string // paths of members holding credentials
-}
-
-// gcpMemberLeaks reports whether a member of a service account's key
-// holds a credential: anything but a placeholder, or a fake email.
-func gcpMemberLeaks(name, text string) bool {
-	return gcpMembers[name] && !noCredential(text) && !fakeEmail(name, text) && utf8.ValidString(text)
 }
 
 // The kinds of the rewrite's fakes of dates of birth and passport

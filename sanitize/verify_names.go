@@ -117,7 +117,7 @@ func unlearnedNames(s string, notNames []string) []string {
 	var prev titleWord
 	havePrev := false
 	for i := 0; i < len(s); {
-		w, next := nextWord(s, i)
+		w, next := nextTitleWord(s, i)
 		if w.end == 0 {
 			break
 		}
@@ -147,9 +147,9 @@ func nameRule(l *leakNameLists, first, second string, s1, s2 *unicode.RangeTable
 	return s1 != nil && s1 == s2 && l.inflectedGiven(first)
 }
 
-// nextWord returns the next run of letters (and the marks on them) from
+// nextTitleWord returns the next run of letters (and the marks on them) from
 // s[i:], and where to go on; end is 0 when there is none.
-func nextWord(s string, i int) (titleWord, int) {
+func nextTitleWord(s string, i int) (titleWord, int) {
 	for i < len(s) {
 		r, n := rune(s[i]), 1
 		if r >= utf8.RuneSelf {

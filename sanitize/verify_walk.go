@@ -42,7 +42,7 @@ type leakWalk struct {
 	seq     int64
 	rowType string
 	depth   int
-	scratch [][]byte // by level: a level's strings are decoded into its own
+	scratch [][]byte        // by level: a level's strings are decoded into its own
 	sig     nestedSignature // of the string values walked
 }
 
