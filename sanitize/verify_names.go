@@ -82,7 +82,17 @@ func readWordList(gz []byte) map[string]struct{} {
 	return words
 }
 
-// stemOf reports whether a Cyrillic or Greek word is a given name, or one
+// stampNames is what the stamp says of the name detector: that it was
+// off, when it was, so that Check does not look for names the rewrite was
+// told to leave.
+func (s *Sanitizer) stampNames() string {
+	if s.detectNames {
+		return ""
+	}
+	return `, "detectNames": false`
+}
+
+// inflectedGiven reports whether a Cyrillic or Greek word is a given name, or one
 // inflected: a stem of three letters or more that a given name has too,
 // with at most two letters after it in each.
 func (l *leakNameLists) inflectedGiven(w string) bool {
