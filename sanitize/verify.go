@@ -86,7 +86,7 @@ func (e *LeakError) Unwrap() error { return ErrLeak }
 // documents nested in its strings as it did.
 func (s *Sanitizer) verify(in string, out []byte) []Hit {
 	v := s.verifier()
-	r := &leakRun{found: v.found, member: v.det.memberHits, fk: v.fk, nested: map[int64]int{}}
+	r := &leakRun{found: v.found, key: v.foundInKey, member: v.det.memberHits, fk: v.fk, nested: map[int64]int{}}
 	if !r.run(asString(out)) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
 	}
@@ -266,6 +266,7 @@ func closingQuote(s string, i int) int {
 // the row it is in, named when the row's seq and type are known.
 type leakRun struct {
 	found  func(text string, number bool) []string
+	key    func(text string) []string // found, for an object key
 	member func(name, text string, number bool, found []string) []string
 	fk     *faker // digests of keys in paths
 	walk   leakWalk
@@ -325,7 +326,12 @@ func (r *leakRun) run(doc string) bool {
 }
 
 func (r *leakRun) leaf(w *leakWalk, text string, number, key bool) {
-	kinds := r.found(text, number)
+	var kinds []string
+	if key && r.key != nil {
+		kinds = r.key(text)
+	} else {
+		kinds = r.found(text, number)
+	}
 	if n := len(w.path) - 1; !key && n >= 0 && w.path[n] != ">" && w.path[n] != "[#]" {
 		name := w.path[n]
 		r.kinds = r.member(name, text, number, append(r.kinds[:0], kinds...))
@@ -390,8 +396,12 @@ type verifier struct {
 	byText map[string][]int // normalized value -> entries, for numbers
 	det    *detectors
 	memo   findingsMemo // the detectors' findings
-	nested nestedMemo   // the input's nested documents
-	forms  formReader
+	keys   findingsMemo // the same of object keys, which are few and repeat
+	// digitLens has bit n set when a learned value of n digits, a number's
+	// only possible match, is in byText.
+	digitLens uint64
+	nested    nestedMemo // the input's nested documents
+	forms     formReader
 	// issuedAt is len(fk.taken) when issuedBy was built.
 	issuedAt int
 	issuedBy map[Kind]map[string]bool
@@ -422,6 +432,9 @@ func (s *Sanitizer) verifier() *verifier {
 		n := normalize(e.value)
 		v.folded.add(n, i, anywhere(e.kind))
 		v.byText[n] = append(v.byText[n], i)
+		if strings.Trim(n, "0123456789") == "" {
+			v.digitLens |= 1 << min(len(n), 63)
+		}
 	}
 	v.built = len(s.dict.list)
 	s.leakBuilt = v.built
@@ -525,17 +538,26 @@ func (m *findingsMemo) put(text string, forms, found []string) *memoEntry {
 // each with a digest after a tab. The slice may be shared: append to a
 // copy.
 func (v *verifier) found(text string, number bool) []string {
+	return v.find(text, number, &v.memo)
+}
+
+// foundInKey is found for an object key.
+func (v *verifier) foundInKey(text string) []string {
+	return v.find(text, false, &v.keys)
+}
+
+func (v *verifier) find(text string, number bool, memo *findingsMemo) []string {
 	if number {
 		return v.numberHits(text)
 	}
-	e := v.memo.get(text)
+	e := memo.get(text)
 	if e == nil {
 		forms := v.forms.read(text)
 		var found []string
 		for _, f := range forms {
 			found = v.det.textHits(f, found)
 		}
-		if e = v.memo.put(text, forms, found); e == nil {
+		if e = memo.put(text, forms, found); e == nil {
 			for _, f := range forms {
 				found = v.learned(f, found)
 			}
@@ -603,9 +625,11 @@ func (v *verifier) numberHits(num string) []string {
 	if i := strings.IndexByte(num, '.'); i >= 0 && strings.TrimRight(num[i+1:], "0") == "" {
 		num = num[:i]
 	}
-	for _, i := range v.byText[num] {
-		e := v.dict.list[i]
-		found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+	if v.digitLens&(1<<min(len(num), 63)) != 0 {
+		for _, i := range v.byText[num] {
+			e := v.dict.list[i]
+			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+		}
 	}
 	if len(num) >= 10 && strings.Trim(num, "0123456789") == "" {
 		// +1 numbers have eleven digits: others need no parse.

@@ -15,10 +15,9 @@ import (
 )
 
 var (
-	verifySlackID = regexp.MustCompile(`^[UWTECGDBFAS][A-Z0-9]{8,11}$`)
-	verifyPhone   = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
-	verifyIBAN    = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	cardNetworks  = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
+	verifyPhone  = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
+	verifyIBAN   = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
+	cardNetworks = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
 )
 
 // detectors are what the leak check looks for beyond learned values; the
@@ -91,7 +90,7 @@ func (d *detectors) textHits(s string, found []string) []string {
 	}
 	if upper && digits > 0 {
 		for _, id := range words(s, func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }, isAlnumASCII) {
-			if len(id) >= 9 && len(id) <= 12 && verifySlackID.MatchString(id) && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
+			if slackIDShaped(id) && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
 				found = append(found, "slack-id")
 			}
 		}
@@ -144,6 +143,20 @@ func (d *detectors) textHits(s string, found []string) []string {
 		}
 	}
 	return found
+}
+
+// slackIDShaped reports whether id is a Slack id's type letter and 8 to
+// 11 capitals and digits.
+func slackIDShaped(id string) bool {
+	if len(id) < 9 || len(id) > 12 || strings.IndexByte("UWTECGDBFAS", id[0]) < 0 {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if !isUpperASCII(id[i]) && !isDigitASCII(id[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // words returns the runs of s whose bytes are in, with no byte of edge
