@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Reader reads a recorded-history document one event at a time.
@@ -20,7 +21,15 @@ import (
 // is still read correctly, with its events held in memory.
 type Reader struct {
 	name string
+	src  io.Reader
 	dec  *json.Decoder
+	// scan reads the rows while the document lets it (rows.go); base is
+	// the offset in the document of the byte a Decoder that took over
+	// from it counts as 0.
+	scan *rowScanner
+	base int64
+	// decodeRows, set by tests, leaves every row to the Decoder.
+	decodeRows bool
 
 	header    Header
 	headerErr error
@@ -40,7 +49,7 @@ type Reader struct {
 func NewReader(r io.Reader, name string) *Reader {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	return &Reader{name: name, dec: dec, seen: make(map[int64]struct{})}
+	return &Reader{name: name, src: r, dec: dec, seen: make(map[int64]struct{})}
 }
 
 // Header reads the document up to its events and returns the rest of the
@@ -86,6 +95,11 @@ func (r *Reader) Next() (Event, error) {
 }
 
 func (r *Reader) next() (Event, error) {
+	if r.scan != nil {
+		if ev, err, ok := r.nextRow(); ok {
+			return ev, err
+		}
+	}
 	if !r.rows.More() {
 		if err := r.closeArray(); err != nil {
 			return Event{}, err
@@ -101,17 +115,7 @@ func (r *Reader) next() (Event, error) {
 	if err := r.rows.Decode(&raw); err != nil {
 		return Event{}, r.syntaxError(r.rows, fmt.Sprintf("events[%d]", r.index), err)
 	}
-	ev, err := raw.event(r.name, r.index)
-	if err != nil {
-		return Event{}, err
-	}
-	if _, dup := r.seen[ev.Seq]; dup {
-		return Event{}, &RowError{File: r.name, Index: r.index, Seq: ev.Seq, Field: "seq",
-			Err: invalidf("duplicate seq %d: each row of a conversation has its own seq", ev.Seq)}
-	}
-	r.seen[ev.Seq] = struct{}{}
-	r.index++
-	return ev, nil
+	return r.rowEvent(&raw)
 }
 
 func (r *Reader) closeArray() error {
@@ -145,7 +149,10 @@ func (r *Reader) readHeader() error {
 		if key == "events" {
 			seen.events = true
 			if seen.version && seen.surface {
-				return r.openArray(r.dec)
+				if r.decodeRows {
+					return r.openArray(r.dec)
+				}
+				return r.startRows()
 			}
 			// The header comes after the events: hold the array and
 			// read on, so Header can still answer before Next.
@@ -410,11 +417,32 @@ func str(raw json.RawMessage) (string, error) {
 	if raw == nil {
 		return "", invalidf("missing")
 	}
+	if raw[0] != '"' {
+		return "", invalidf("must be a string, got %s", clip(raw))
+	}
+	if plainString(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
 	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil {
 		return "", invalidf("must be a string, got %s", clip(raw))
 	}
 	return s, nil
+}
+
+// plainString reports whether a JSON string token decodes to its bytes
+// between the quotes: no escape, no control character, valid UTF-8.
+func plainString(raw json.RawMessage) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(body)
 }
 
 func optionalStr(raw json.RawMessage) (*string, error) {
@@ -461,7 +489,7 @@ func describe(tok json.Token) string {
 func (r *Reader) formatError(dec *json.Decoder, field string, err error) error {
 	off := int64(-1)
 	if dec == r.dec {
-		off = dec.InputOffset()
+		off = r.base + dec.InputOffset()
 	}
 	return &FormatError{File: r.name, Offset: off, Field: field, Err: err}
 }

@@ -2,12 +2,9 @@ package sanitize
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
 // Finding is one problem that Check found in a file meant for git. It
@@ -21,12 +18,20 @@ type Finding struct {
 
 // Check looks at a file meant for git with the leak check's detectors: it
 // must carry a sanitizer stamp, and hold no email address outside the
-// reserved domains, no secret, no Slack id or workspace name that is not
-// one of the sanitizer's fakes, no IP address off the documentation
-// networks, no valid phone number, IBAN or card number, in any string at
-// any depth, in any form. A people file is refused whole. Check needs no
-// key and learns nothing: it is the gate for CI over files already
-// committed. An error means the file is not recorded history.
+// reserved domains, no secret (gitleaks' rules, and secrets told by their
+// context: an AWS secret key after its key id, curl -u, --password, -p,
+// Authorization headers, credential documents by their members), no
+// Slack id or workspace name that is not one of the sanitizer's fakes, no
+// IP address off the documentation networks, no valid phone number (by
+// its shape, or by its member's name), IBAN, card or social security
+// number, and no person's name (a given name and a surname, unless the
+// stamp says the name detector was off), in any string at any depth, in
+// any form. A people file is refused whole. Check needs no key and learns
+// nothing: it is the gate for CI over files already committed. An error
+// means the file is not recorded history.
+//
+// Without the key, Check cannot tell the sanitizer's fake dates of birth
+// and passport numbers from real ones: it does not look for them.
 func Check(doc []byte, file string) ([]Finding, error) {
 	if IsPeopleFile(doc) {
 		return []Finding{{File: file, Seq: -1, Problem: "a people file (personal data of every person of a database): never commit it; delete it from the tree"}}, nil
@@ -36,45 +41,42 @@ func Check(doc []byte, file string) ([]Finding, error) {
 		return nil, err
 	}
 	var found []Finding
-	if !gjson.Get(src, "exporter.sanitizer").IsObject() {
+	stamp := gjson.Get(src, "exporter.sanitizer")
+	if !stamp.IsObject() {
 		found = append(found, Finding{File: file, Seq: -1, Path: "exporter.sanitizer",
 			Problem: "no sanitizer stamp: run sanitize on the raw export before committing it"})
 	}
-	fk := newFaker([]byte("agentvcr-check-digests"), nil)
-	rules := DefaultRules()
-	notSecrets := rules.notSecrets()
-	clean := func(seg string) bool {
-		for _, form := range forms(seg) {
-			if len(detectorHits(form, notSecrets)) > 0 {
-				return false
-			}
-		}
-		return true
+	// The name detector was on unless the stamp says it was off.
+	c := &checker{det: newDetectors(DefaultRules(), stamp.Get("detectNames").Type != gjson.False)}
+	r := &leakRun{found: c.found, member: c.det.memberHits, fk: newFaker([]byte("agentvcr-check-digests"), nil), nested: map[int64]int{}}
+	r.run(src)
+	for _, h := range r.hits {
+		found = append(found, Finding{File: file, Seq: h.seq, Path: h.path, Problem: problemOf(h.kind)})
 	}
-	inspect(src, func(int64) {}, func(t *target) {
-		if t.number {
-			return
-		}
-		seen := map[string]bool{}
-		var named []string
-		if n := len(t.path) - 1; !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && !slices.Contains(rules.IDFields, t.path[n]) && secrets.Default().Named(t.path[n]) {
-			for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
-				if !notSecret(notSecrets, t.text, m.Start, m.End) {
-					named = append(named, "secret:"+m.Rule)
-				}
-			}
-		}
-		for _, form := range forms(t.text) {
-			for _, kind := range append(detectorHits(form, notSecrets), named...) {
-				if seen[kind] {
-					continue
-				}
-				seen[kind] = true
-				found = append(found, Finding{File: file, Seq: t.seq, Path: hitPath(t, fk, clean), Problem: problemOf(kind)})
-			}
-		}
-	})
 	return found, nil
+}
+
+// checker is Check's view of a string: the detectors only, on every form.
+type checker struct {
+	det   *detectors
+	memo  findingsMemo
+	forms formReader
+}
+
+func (c *checker) found(text string, number bool) []string {
+	if number {
+		return nil
+	}
+	if e := c.memo.get(text); e != nil {
+		return e.found
+	}
+	var found []string
+	forms := c.forms.read(text)
+	for _, f := range forms {
+		found = c.det.textHits(f, found)
+	}
+	c.memo.put(text, forms, found)
+	return found
 }
 
 // problemOf says what a detector's hit means for a file in git.
@@ -90,6 +92,10 @@ func problemOf(kind string) string {
 		return "Slack workspace name that is not a sanitizer fake"
 	case kind == "ip", kind == "ipv6":
 		return "IP address outside the documentation networks"
+	case kind == "name":
+		return "a person's name (a given name and a surname) that is not a sanitizer fake; a product's phrase goes in the rules' notNames"
+	case kind == "ssn":
+		return "US social security number outside the areas never issued (000, 666, 9xx)"
 	}
 	return kind + " number"
 }

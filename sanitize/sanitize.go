@@ -335,8 +335,8 @@ func plainKey(k string) bool {
 // old stamp (with Force) is replaced; else the stamp is the first key of
 // exporter, or a new exporter after surface.
 func (s *Sanitizer) stampEdit(exporter, surface gjson.Result) edit {
-	st := fmt.Sprintf(`{"tool": "agentvcr-sanitize", "version": %q, "keyFingerprint": %q, "randomKey": %t, "rulesDigest": %q}`,
-		version.String(), s.fk.fingerprint(), s.random, s.rules.Digest())
+	st := fmt.Sprintf(`{"tool": "agentvcr-sanitize", "version": %q, "keyFingerprint": %q, "randomKey": %t, "rulesDigest": %q%s}`,
+		version.String(), s.fk.fingerprint(), s.random, s.rules.Digest(), s.stampNames())
 	if old := exporter.Get("sanitizer"); old.Exists() {
 		start := old.Index // gjson makes it absolute
 		return edit{start: start, end: start + len(old.Raw), repl: st, kind: "stamp"}

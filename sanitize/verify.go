@@ -2,12 +2,9 @@ package sanitize
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
-	"math/big"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"sort"
@@ -17,26 +14,27 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	"github.com/nyaruka/phonenumbers"
-	"github.com/tidwall/gjson"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/agentvcr/agentvcr/internal/secrets"
 )
 
-// The verifier reads what the rewrite wrote with code of its own: gjson
-// and encoding/json to decode strings and nested documents, net/url, html
-// and encoding/base64 for the forms a value may take inside a string,
-// x/text's NFKC, case folding and NFD for the forms of a name, an
-// Aho-Corasick automaton for the learned values, and detectors written
-// again. Only the secret rules (gitleaks' set, internal/secrets, itself
-// checked against gitleaks' detector) and libphonenumber are shared with
-// the rewrite: both are libraries, not matching code of ours. Whatever it
-// finds is a hit, and nothing is written.
+// The verifier reads what the rewrite wrote with code of its own: its own
+// JSON scanner (verify_walk.go) to decode strings and nested documents,
+// net/url, html and encoding/base64 for the forms a value may take inside
+// a string, x/text's NFKC, case folding and NFD for the forms of a name, a
+// needle set of its own for the learned values (verify_match.go), and
+// detectors written again (verify_detect.go, verify_classes.go,
+// verify_names.go). Only the secret rules (gitleaks' set, internal/secrets,
+// itself checked against gitleaks' detector), libphonenumber and word
+// lists are shared with the rewrite: libraries and data, not matching code
+// of ours. Whatever it finds is a hit, and nothing is written.
+//
+// It reads each document once: one walk of the output that validates it,
+// decodes every string once, and runs every check on what it decoded,
+// and one light walk of the input that counts its nested documents. What
+// it looks for is built once per Sanitizer and grows with the dictionary.
 
 // ErrLeak is matched by the error of a Sanitize that found personal data or
 // a secret in its own output, and wrote nothing.
@@ -87,204 +85,570 @@ func (e *LeakError) Unwrap() error { return ErrLeak }
 // value, in every form, every detector, and every row holding as many
 // documents nested in its strings as it did.
 func (s *Sanitizer) verify(in string, out []byte) []Hit {
-	if !json.Valid(out) {
+	v := s.verifier()
+	r := &leakRun{found: v.found, key: v.foundInKey, member: v.det.memberHits, fk: v.fk, nested: map[int64]int{}}
+	if !r.run(asString(out)) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
 	}
-	v := s.verifier()
-	nestedIn := map[int64]int{}
-	inspect(in, func(seq int64) { nestedIn[seq]++ }, nil)
-	nestedOut := map[int64]int{}
-	var hits []Hit
-	inspect(asString(out), func(seq int64) { nestedOut[seq]++ }, func(t *target) {
-		hits = append(hits, v.check(t)...)
-	})
-	for seq, n := range nestedIn {
-		if nestedOut[seq] < n {
-			hits = append(hits, Hit{Seq: seq, Kind: "a document nested in a string no longer parses"})
+	hits := make([]Hit, 0, len(r.hits))
+	for _, h := range r.hits {
+		hits = append(hits, Hit{Seq: h.seq, Path: h.path, Kind: h.kind, Digest: h.digest})
+	}
+	// The input's nested documents, by row, only when they may differ:
+	// the same strings (by their place among the document's string
+	// values) hold documents in both, or the rows are read again.
+	var sig nestedSignature
+	sig.read(in, &v.nested)
+	if !sig.same(&r.walk.sig) {
+		for seq, n := range countNested(in) {
+			if r.nested[seq] < n {
+				hits = append(hits, Hit{Seq: seq, Kind: "a document nested in a string no longer parses"})
+			}
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Seq < hits[j].Seq })
 	return hits
 }
 
-// verifier holds the learned values as the leak check looks for them.
+// countNested counts the strings of a document that are JSON
+// documents, by the seq of their row (-1 outside rows).
+func countNested(doc string) map[int64]int {
+	counts := map[int64]int{}
+	rowCount := 0
+	w := &leakWalk{seq: -1,
+		nested:   func(w *leakWalk) { rowCount++ },
+		rowStart: func(w *leakWalk) { rowCount = 0 },
+		rowEnd: func(w *leakWalk) {
+			if rowCount > 0 {
+				counts[w.seq] += rowCount
+			}
+			rowCount = 0
+		},
+	}
+	w.walkDoc(doc)
+	if rowCount > 0 {
+		counts[-1] += rowCount
+	}
+	return counts
+}
+
+// nestedSignature says which string values of a document hold JSON
+// documents: how many string values it has, at every depth, and a hash
+// of the places among them of those that hold a document.
+type nestedSignature struct {
+	values int
+	hash   uint64
+	record bool  // keep docs
+	docs   []int // the places of the values that hold documents
+}
+
+func (n *nestedSignature) add(nested bool) {
+	n.values++
+	if nested {
+		n.hash = (n.hash ^ uint64(n.values)) * 0x100000001b3
+		if n.record {
+			n.docs = append(n.docs, n.values)
+		}
+	}
+}
+
+// same reports whether two signatures say the same.
+func (n *nestedSignature) same(o *nestedSignature) bool {
+	return n.values == o.values && n.hash == o.hash
+}
+
+// read finds the string values of a valid JSON document and the
+// documents in them, at every depth, reading little but strings: a
+// string followed by a colon is a key. Documents nested in strings are
+// remembered in seen by their raw bytes, as the place of the string
+// values inside them that hold documents (a model request repeats the
+// conversation so far).
+func (n *nestedSignature) read(doc string, seen *nestedMemo) {
+	var w leakWalk
+	for i := 0; i < len(doc); {
+		q := strings.IndexByte(doc[i:], '"')
+		if q < 0 {
+			return
+		}
+		start := i + q
+		end := closingQuote(doc, start+1)
+		if end < 0 {
+			return
+		}
+		end++
+		if j := skipWS(doc, end); j < len(doc) && doc[j] == ':' {
+			i = j + 1
+			continue
+		}
+		i = end
+		if !mayBeDocument(doc, start+1) {
+			n.add(false)
+			continue
+		}
+		raw := doc[start:end]
+		if inner, ok := seen.m[raw]; ok {
+			n.add(inner != nil)
+			n.addInner(inner)
+			continue
+		}
+		_, text, _ := w.str(raw, 0)
+		t := strings.TrimSpace(text)
+		nested := len(t) > 1 && (t[0] == '{' || t[0] == '[') && validJSON(t)
+		n.add(nested)
+		if !nested {
+			seen.put(raw, nil)
+			continue
+		}
+		var sub nestedSignature
+		sub.record = true
+		sub.read(t, seen) // t is in this call's own scratch buffer
+		inner := &nestedInner{values: sub.values, docs: sub.docs}
+		seen.put(raw, inner)
+		n.addInner(inner)
+	}
+}
+
+// nestedInner is what a nested document holds: how many string values,
+// and which of them (by place, from 1) hold documents.
+type nestedInner struct {
+	values int
+	docs   []int
+}
+
+func (n *nestedSignature) addInner(inner *nestedInner) {
+	if inner == nil {
+		return
+	}
+	base := n.values
+	for _, d := range inner.docs {
+		n.values = base + d - 1
+		n.add(true)
+	}
+	n.values = base + inner.values
+}
+
+// nestedMemo remembers the strings that may be documents, by their raw
+// bytes: nil for those that are none.
+type nestedMemo struct {
+	m     map[string]*nestedInner
+	bytes int
+}
+
+func (m *nestedMemo) put(raw string, inner *nestedInner) {
+	if m.m == nil || m.bytes > memoBudget {
+		m.m, m.bytes = map[string]*nestedInner{}, 0
+	}
+	m.m[strings.Clone(raw)] = inner
+	m.bytes += len(raw) + 64
+}
+
+// closingQuote returns the index of the quote that ends the string whose
+// body starts at s[i], or -1.
+func closingQuote(s string, i int) int {
+	for {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i
+		b := q
+		for b > i && s[b-1] == '\\' {
+			b--
+		}
+		if (q-b)%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+}
+
+// leakRun is one leak check of one document: the walk, and the hits of
+// the row it is in, named when the row's seq and type are known.
+type leakRun struct {
+	found  func(text string, number bool) []string
+	key    func(text string) []string // found, for an object key
+	member func(name, text string, number bool, found []string) []string
+	fk     *faker // digests of keys in paths
+	walk   leakWalk
+	hits   []leakHit
+	// pending are the hits of the row being walked, not yet named.
+	pending []leakHit
+	frames  []objectFrame
+	nested  map[int64]int
+	inRow   int // nested documents in the row being walked
+	kinds   []string
+}
+
+type leakHit struct {
+	seq          int64
+	path         string
+	raw          []string // the path while unnamed
+	key          bool
+	kind, digest string
+}
+
+// run walks doc and reports whether it is valid JSON.
+func (r *leakRun) run(doc string) bool {
+	r.walk = leakWalk{seq: -1, leaf: r.leaf,
+		nested: func(w *leakWalk) {
+			if w.inRow {
+				r.inRow++
+			} else {
+				r.nested[-1]++
+			}
+		},
+		rowStart: func(w *leakWalk) { r.inRow = 0 },
+		rowEnd: func(w *leakWalk) {
+			if r.inRow > 0 {
+				r.nested[w.seq] += r.inRow
+			}
+			for _, h := range r.pending {
+				r.name(&h, w.seq, w.rowType)
+			}
+			r.pending = r.pending[:0]
+		},
+		objectStart: func(w *leakWalk) { r.frames = append(r.frames, objectFrame{}) },
+		objectEnd: func(w *leakWalk) {
+			f := r.frames[len(r.frames)-1]
+			r.frames = r.frames[:len(r.frames)-1]
+			if f.serviceAccount {
+				for _, p := range f.pending {
+					r.add(w, p, false, []string{"secret:gcp-service-account"})
+				}
+			}
+		},
+	}
+	ok := r.walk.walkDoc(doc)
+	for _, h := range r.pending { // a row that did not end: the document is invalid
+		r.name(&h, -1, "")
+	}
+	return ok
+}
+
+func (r *leakRun) leaf(w *leakWalk, text string, number, key bool) {
+	var kinds []string
+	if key && r.key != nil {
+		kinds = r.key(text)
+	} else {
+		kinds = r.found(text, number)
+	}
+	if n := len(w.path) - 1; !key && n >= 0 && w.path[n] != ">" && w.path[n] != "[#]" {
+		name := w.path[n]
+		r.kinds = r.member(name, text, number, append(r.kinds[:0], kinds...))
+		kinds = r.kinds
+		if len(r.frames) > 0 && !number {
+			f := &r.frames[len(r.frames)-1]
+			switch {
+			case name == "type" && text == "service_account":
+				f.serviceAccount = true
+			case gcpMemberLeaks(name, text):
+				f.pending = append(f.pending, append([]string(nil), w.path...))
+			}
+		}
+	}
+	if len(kinds) > 0 {
+		r.add(w, w.path, key, kinds)
+	}
+}
+
+// add records the hits of one string, number or key, once per kind.
+func (r *leakRun) add(w *leakWalk, path []string, key bool, kinds []string) {
+	for i, f := range kinds {
+		if slicesIndex(kinds[:i], f) >= 0 {
+			continue
+		}
+		kind, digest, _ := strings.Cut(f, "\t")
+		h := leakHit{kind: kind, digest: digest, key: key, raw: append([]string(nil), path...)}
+		if w.inRow {
+			r.pending = append(r.pending, h)
+		} else {
+			r.name(&h, -1, "")
+		}
+	}
+}
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// name writes where a hit is, now that its row's seq and type are known.
+func (r *leakRun) name(h *leakHit, seq int64, rowType string) {
+	h.seq = seq
+	h.path = hitPath(&target{path: h.raw, key: h.key, seq: seq, rowType: rowType}, r.fk, func(seg string) bool { return len(r.found(seg, false)) == 0 })
+	h.raw = nil
+	r.hits = append(r.hits, *h)
+}
+
+// verifier holds what the leak check of a Sanitizer looks for: the
+// learned values, as of built entries of the dictionary, and the
+// detectors.
 type verifier struct {
-	fk      *faker
-	entries []entry
-	trie    *ahocorasick.Trie
-	byText  map[string][]int // normalized value -> entries
-	// exact finds the values that match only as written, and in
-	// capitals; byExact maps its words to entries.
-	exact      *ahocorasick.Trie
-	byExact    map[string][]int
-	notSecrets *regexp.Regexp  // the product's ids that are no secrets
-	idFields   map[string]bool // the product's fields that hold ids
-	memo       map[memoKey][]string
+	fk     *faker
+	dict   *dictionary
+	built  int
+	folded *needleSet       // normalized values, in normalized text
+	exact  *needleSet       // values that match only as written, and in capitals
+	byText map[string][]int // normalized value -> entries, for numbers
+	det    *detectors
+	memo   findingsMemo // the detectors' findings
+	keys   findingsMemo // the same of object keys, which are few and repeat
+	// digitLens has bit n set when a learned value of n digits, a number's
+	// only possible match, is in byText.
+	digitLens uint64
+	nested    nestedMemo // the input's nested documents
+	forms     formReader
+	// issuedAt is len(fk.taken) when issuedBy was built.
+	issuedAt int
+	issuedBy map[Kind]map[string]bool
 }
 
 func (s *Sanitizer) verifier() *verifier {
-	if s.leak != nil && s.leakBuilt == len(s.dict.list) {
-		return s.leak
+	v := s.leak
+	if v == nil {
+		v = &verifier{fk: s.fk, dict: &s.dict, folded: newNeedleSet(true), exact: newNeedleSet(false),
+			byText: map[string][]int{}, det: newDetectors(s.rules, s.detectNames)}
+		v.det.notSecrets = s.notSecrets
+		v.det.issued = v.issued
+		s.leak = v
 	}
-	v := &verifier{fk: s.fk, entries: s.dict.list, byText: map[string][]int{}, byExact: map[string][]int{},
-		notSecrets: s.notSecrets, memo: map[memoKey][]string{}, idFields: map[string]bool{}}
-	for _, f := range s.rules.IDFields {
-		v.idFields[f] = true
-	}
-	var words, exact []string
-	for i, e := range s.dict.list {
+	for i := v.built; i < len(s.dict.list); i++ {
+		e := s.dict.list[i]
 		if verbatim(e.kind, e.value) {
 			word := e.value
 			if e.kind == KindHandle {
 				word = "@" + word
 			}
-			for _, w := range []string{word, strings.ToUpper(word)} {
-				if len(v.byExact[w]) == 0 {
-					exact = append(exact, w)
-				}
-				v.byExact[w] = append(v.byExact[w], i)
+			v.exact.add(word, i, false)
+			if up := strings.ToUpper(word); up != word {
+				v.exact.add(up, i, false)
 			}
 			continue
 		}
 		n := normalize(e.value)
-		if len(v.byText[n]) == 0 {
-			words = append(words, n)
-		}
+		v.folded.add(n, i, anywhere(e.kind))
 		v.byText[n] = append(v.byText[n], i)
+		if strings.Trim(n, "0123456789") == "" {
+			v.digitLens |= 1 << min(len(n), 63)
+		}
 	}
-	v.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
-	v.exact = ahocorasick.NewTrieBuilder().AddStrings(exact).Build()
-	s.leak, s.leakBuilt = v, len(s.dict.list)
+	v.built = len(s.dict.list)
+	s.leakBuilt = v.built
 	return v
 }
 
-// target is one string or number of a document, as the leak check sees
-// it.
-type target struct {
-	text    string
-	number  bool
-	seq     int64
-	rowType string   // of the row the target is in
-	path    []string // keys, [#] and >, raw
-	key     bool     // the text is an object key
+// anywhere reports whether values of a kind are ids, found wherever they
+// stand, even inside a word; others are found as words.
+func anywhere(k Kind) bool {
+	switch k {
+	case KindSlackID, KindEmail, KindIdentityID, KindDashboardID, KindHexID, KindURL, KindSecret:
+		return true
+	}
+	return false
 }
 
-// inspect walks a history document: nested(seq) is told of every string
-// that is a JSON document, by the seq of its row (-1 outside rows), and
-// leaf, if set, gets every other string and number, decoded, and every
-// object key. The target and its path are the walk's own: valid during
-// the call.
-func inspect(doc string, nested func(seq int64), leaf func(*target)) {
-	t := &target{seq: -1}
-	var walk func(v gjson.Result)
-	walk = func(v gjson.Result) {
-		switch {
-		case v.Type == gjson.String:
-			if trimmed := strings.TrimSpace(v.Str); len(trimmed) > 1 && (trimmed[0] == '{' || trimmed[0] == '[') &&
-				json.Valid(unsafe.Slice(unsafe.StringData(trimmed), len(trimmed))) {
-				nested(t.seq)
-				t.path = append(t.path, ">")
-				walk(gjson.Parse(v.Str))
-				t.path = t.path[:len(t.path)-1]
-				return
-			}
-			if leaf != nil {
-				t.text, t.number, t.key = v.Str, false, false
-				leaf(t)
-			}
-		case v.Type == gjson.Number:
-			if leaf != nil {
-				t.text, t.number, t.key = v.Raw, true, false
-				leaf(t)
-			}
-		case v.IsObject():
-			v.ForEach(func(k, val gjson.Result) bool {
-				t.path = append(t.path, k.Str)
-				if leaf != nil {
-					t.text, t.number, t.key = k.Str, false, true
-					leaf(t)
-				}
-				walk(val)
-				t.path = t.path[:len(t.path)-1]
-				return true
-			})
-		case v.IsArray():
-			rows := len(t.path) == 1 && t.path[0] == "events"
-			v.ForEach(func(_, val gjson.Result) bool {
-				t.path = append(t.path, "[#]")
-				if rows {
-					t.seq, t.rowType = val.Get("seq").Int(), val.Get("type").String()
-				}
-				walk(val)
-				if rows {
-					t.seq, t.rowType = -1, ""
-				}
-				t.path = t.path[:len(t.path)-1]
-				return true
-			})
-		}
+// issued reports whether v is a fake of kind k this Sanitizer wrote, as
+// written or with only its letters and digits compared.
+func (v *verifier) issued(k Kind, val string) bool {
+	if v.fk.taken[kindValue{k, val}] {
+		return true
 	}
-	walk(gjson.Parse(doc))
+	if len(v.fk.taken) != v.issuedAt {
+		v.issuedBy = map[Kind]map[string]bool{}
+		for kv := range v.fk.taken {
+			if kv.kind == KindPhone || kv.kind == kindBirthDate || kv.kind == kindPassport {
+				if v.issuedBy[kv.kind] == nil {
+					v.issuedBy[kv.kind] = map[string]bool{}
+				}
+				v.issuedBy[kv.kind][alnumLower(kv.value)] = true
+			}
+		}
+		v.issuedAt = len(v.fk.taken)
+	}
+	return v.issuedBy[k][alnumLower(val)]
 }
 
-// check returns the hits in one string or number, and, for the value of
-// a key that names a secret, the secrets the key tells of.
-func (v *verifier) check(t *target) []Hit {
-	found := v.found(t.text, t.number)
-	if n := len(t.path) - 1; !t.number && !t.key && n >= 0 && t.path[n] != ">" && t.path[n] != "[#]" && !v.idFields[t.path[n]] && secrets.Default().Named(t.path[n]) {
-		for _, m := range secrets.Default().Assignment(t.path[n], t.text) {
-			if !notSecret(v.notSecrets, t.text, m.Start, m.End) {
-				found = append(found, "secret:"+m.Rule)
-			}
+func alnumLower(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := foldByte[s[i]]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			b.WriteByte(c)
 		}
 	}
-	if len(found) == 0 {
+	return b.String()
+}
+
+// memoMax is the longest text whose findings are remembered: keys, roles,
+// types and names repeat, and so do whole messages (a model request holds
+// the conversation so far).
+const memoMax = 4096
+
+// findingsMemo remembers, for texts seen before, the forms they decode to
+// (beyond themselves), the detectors' findings in them, and the learned
+// values in them as of a size of the dictionary, up to a budget of bytes,
+// then starts again.
+type findingsMemo struct {
+	m     map[string]*memoEntry
+	bytes int
+}
+
+type memoEntry struct {
+	forms   []string // the text's forms but itself
+	found   []string // the detectors'
+	learned []string // learned values, as of at entries of the dictionary
+	at      int
+}
+
+const memoBudget = 16 << 20
+
+func (m *findingsMemo) get(text string) *memoEntry {
+	if len(text) > memoMax || m.m == nil {
 		return nil
 	}
-	where := hitPath(t, v.fk, func(seg string) bool { return len(v.found(seg, false)) == 0 })
-	hits := make([]Hit, 0, len(found))
-	seen := map[string]bool{}
-	for _, f := range found {
-		if seen[f] {
-			continue
-		}
-		seen[f] = true
-		kind, digest, _ := strings.Cut(f, "\t")
-		hits = append(hits, Hit{Seq: t.seq, Path: where, Kind: kind, Digest: digest})
+	return m.m[text]
+}
+
+func (m *findingsMemo) put(text string, forms, found []string) *memoEntry {
+	if len(text) > memoMax {
+		return nil
 	}
-	return hits
+	if m.m == nil || m.bytes > memoBudget {
+		m.m, m.bytes = map[string]*memoEntry{}, 0
+	}
+	e := &memoEntry{at: -1}
+	if len(forms) > 1 {
+		e.forms = append([]string(nil), forms[1:]...)
+		for _, f := range e.forms {
+			m.bytes += len(f)
+		}
+	}
+	if len(found) > 0 {
+		e.found = append([]string(nil), found...)
+	}
+	m.m[strings.Clone(text)] = e
+	m.bytes += len(text) + 96
+	return e
 }
 
 // found returns what the leak check finds in one string or number: kinds,
-// each with a digest after a tab. Short texts repeat (keys, roles, types):
-// what was found in one is remembered.
+// each with a digest after a tab. The slice may be shared: append to a
+// copy.
 func (v *verifier) found(text string, number bool) []string {
-	const memoMax = 96
-	if len(text) <= memoMax {
-		if f, ok := v.memo[memoKey{text, number}]; ok {
-			return f
-		}
-	}
-	var found []string
+	return v.find(text, number, &v.memo)
+}
+
+// foundInKey is found for an object key.
+func (v *verifier) foundInKey(text string) []string {
+	return v.find(text, false, &v.keys)
+}
+
+func (v *verifier) find(text string, number bool, memo *findingsMemo) []string {
 	if number {
-		found = v.numberHits(text)
-	} else {
-		for _, form := range forms(text) {
-			found = append(found, v.textHits(form)...)
+		return v.numberHits(text)
+	}
+	e := memo.get(text)
+	if e == nil {
+		forms := v.forms.read(text)
+		var found []string
+		for _, f := range forms {
+			found = v.det.textHits(f, found)
+		}
+		if e = memo.put(text, forms, found); e == nil {
+			for _, f := range forms {
+				found = v.learned(f, found)
+			}
+			return found
 		}
 	}
-	if len(text) <= memoMax {
-		if len(v.memo) >= 1<<16 {
-			clear(v.memo)
+	if e.at != v.built {
+		e.learned = v.learned(text, nil)
+		for _, f := range e.forms {
+			e.learned = v.learned(f, e.learned)
 		}
-		v.memo[memoKey{strings.Clone(text), number}] = found
+		e.at = v.built
+	}
+	switch {
+	case len(e.learned) == 0:
+		return e.found
+	case len(e.found) == 0:
+		return e.learned
+	}
+	return append(append([]string(nil), e.learned...), e.found...)
+}
+
+// learned appends the learned values in one form of a string.
+func (v *verifier) learned(s string, found []string) []string {
+	n := s
+	if !isASCII(s) {
+		n = normalize(s)
+	}
+	v.folded.find(n, func(start, end int, id int32) {
+		alone := -1
+		for _, i := range v.folded.owners[id] {
+			e := v.dict.list[i]
+			if !anywhere(e.kind) {
+				if alone < 0 {
+					alone = 0
+					if standsAlone(n, start, end) {
+						alone = 1
+					}
+				}
+				if alone == 0 {
+					continue
+				}
+			}
+			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+		}
+	})
+	v.exact.find(s, func(start, end int, id int32) {
+		if !standsAlone(s, start, end) {
+			return
+		}
+		for _, i := range v.exact.owners[id] {
+			e := v.dict.list[i]
+			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+		}
+	})
+	return found
+}
+
+// numberHits looks at a JSON number: a learned value written as one, a
+// phone number in international form without its +, a card number.
+func (v *verifier) numberHits(num string) []string {
+	var found []string
+	// A sign, and a fraction of zeros, write the same integer.
+	num = strings.TrimPrefix(num, "-")
+	if i := strings.IndexByte(num, '.'); i >= 0 && strings.TrimRight(num[i+1:], "0") == "" {
+		num = num[:i]
+	}
+	if v.digitLens&(1<<min(len(num), 63)) != 0 {
+		for _, i := range v.byText[num] {
+			e := v.dict.list[i]
+			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+		}
+	}
+	if len(num) >= 10 && strings.Trim(num, "0123456789") == "" {
+		// +1 numbers have eleven digits: others need no parse.
+		if len(num) <= 15 && (num[0] != '1' || len(num) == 11) && phoneValid("+"+num) {
+			found = append(found, "phone")
+		}
+		if cardValid(num) {
+			found = append(found, "card")
+		}
 	}
 	return found
 }
 
-type memoKey struct {
-	text   string
-	number bool
+// target is where a hit is, as hitPath names it.
+type target struct {
+	seq     int64
+	rowType string   // of the row the target is in
+	path    []string // keys, [#] and >, raw
+	key     bool     // the hit is in the last key of path
 }
 
 // hitPath names where a hit is: the row's type and the path's keys where
@@ -324,11 +688,25 @@ func hitPath(t *target, fk *faker, clean func(string) bool) string {
 	return b.String()
 }
 
-// forms returns the text and what it decodes to: HTML entities, percent
-// escapes (as a path and as a query), and the base64 tokens in it that
-// decode to text, and, where one of those is a JSON document, its strings.
-func forms(s string) []string {
-	out := []string{s}
+// formReader lists the forms of a text: the text and what it decodes
+// to.
+type formReader struct {
+	forms []string
+	buf   []byte // base64's scratch
+}
+
+// read returns the text and what it decodes to: without what does not
+// show, NFKC, HTML entities, percent escapes (as a path and as a query),
+// and the base64 tokens in it that decode to text, with, where one of
+// those is a JSON document, its keys and strings at every depth, each in
+// its own forms (to depth 2). The slice is reused by the next call.
+func (f *formReader) read(s string) []string {
+	f.forms = f.appendForms(f.forms[:0], s, 0)
+	return f.forms
+}
+
+func (f *formReader) appendForms(out []string, s string, depth int) []string {
+	out = append(out, s)
 	if !isASCII(s) {
 		if v := withoutInvisible(s); v != s {
 			out = append(out, v)
@@ -337,12 +715,12 @@ func forms(s string) []string {
 			out = append(out, n)
 		}
 	}
-	if strings.Contains(s, "&") {
+	if strings.IndexByte(s, '&') >= 0 {
 		if u := html.UnescapeString(s); u != s {
 			out = append(out, u)
 		}
 	}
-	if strings.Contains(s, "%") {
+	if strings.IndexByte(s, '%') >= 0 {
 		for _, unescape := range []func(string) (string, error){url.PathUnescape, url.QueryUnescape} {
 			if u, err := unescape(s); err == nil && u != s {
 				out = append(out, u)
@@ -351,17 +729,40 @@ func forms(s string) []string {
 			}
 		}
 	}
-	for _, tok := range base64Candidates(s) {
-		if text, ok := decodeBase64Text(tok); ok {
+	if len(s) < 12 {
+		return out
+	}
+	for i := 0; i < len(s); {
+		tok, next := nextBase64Candidate(s, i)
+		i = next
+		if tok == "" {
+			continue
+		}
+		text, ok := f.decodeBase64Text(tok)
+		if !ok {
+			continue
+		}
+		if depth >= 2 {
 			out = append(out, text)
-			if gjson.Valid(text) {
-				gjson.Parse(text).ForEach(func(_, v gjson.Result) bool {
-					out = append(out, v.String())
-					return true
-				})
-			}
+			continue
+		}
+		out = f.appendForms(out, text, depth+1)
+		if t := strings.TrimSpace(text); len(t) > 1 && (t[0] == '{' || t[0] == '[') && validJSON(t) {
+			out = f.appendDocument(out, t, depth+1)
 		}
 	}
+	return out
+}
+
+// appendDocument appends the forms of the keys and strings of a JSON
+// document.
+func (f *formReader) appendDocument(out []string, doc string, depth int) []string {
+	w := &leakWalk{seq: -1, leaf: func(_ *leakWalk, leaf string, number, _ bool) {
+		if !number {
+			out = f.appendForms(out, strings.Clone(leaf), depth)
+		}
+	}}
+	w.walkDoc(doc)
 	return out
 }
 
@@ -382,56 +783,60 @@ func lenientUnescape(s string) string {
 	return b.String()
 }
 
-// base64Candidates returns the runs of 12 base64 characters or more (with
-// their padding) that mix letter cases or hold a digit or + or /: a long
-// word is no base64.
-func base64Candidates(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		j := i
-		lower, upperCase, other := false, false, false
-		for j < len(s) {
-			c := s[j]
-			switch {
-			case 'a' <= c && c <= 'z':
-				lower = true
-			case 'A' <= c && c <= 'Z':
-				upperCase = true
-			case '0' <= c && c <= '9', c == '+', c == '/', c == '_', c == '-':
-				other = true
-			default:
-				goto end
-			}
-			j++
+// nextBase64Candidate returns the first run, from s[i:], of 12 base64
+// characters or more (with their padding) that mixes letter cases or
+// holds a digit or + or /: a long word is no base64. It returns "" and
+// where to go on when a run is none.
+func nextBase64Candidate(s string, i int) (string, int) {
+	j := i
+	lower, upperCase, other := false, false, false
+loop:
+	for j < len(s) {
+		switch c := s[j]; {
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case 'A' <= c && c <= 'Z':
+			upperCase = true
+		case '0' <= c && c <= '9', c == '+', c == '/', c == '_', c == '-':
+			other = true
+		default:
+			break loop
 		}
-	end:
-		k := j
-		for k < len(s) && k-j < 2 && s[k] == '=' {
-			k++
-		}
-		if j-i >= 12 && (other || lower && upperCase) {
-			out = append(out, s[i:k])
-		}
-		i = max(k, i+1)
+		j++
 	}
-	return out
+	k := j
+	for k < len(s) && k-j < 2 && s[k] == '=' {
+		k++
+	}
+	if j-i >= 12 && (other || lower && upperCase) {
+		return s[i:k], max(k, i+1)
+	}
+	return "", max(k, i+1)
 }
+
+var base64Encodings = []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding}
 
 // decodeBase64Text decodes a base64 token in any of its alphabets, and
 // reports whether it holds printable UTF-8 text.
-func decodeBase64Text(tok string) (string, bool) {
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		b, err := enc.DecodeString(tok)
-		if err != nil || !utf8.Valid(b) {
+func (f *formReader) decodeBase64Text(tok string) (string, bool) {
+	src := unsafe.Slice(unsafe.StringData(tok), len(tok)) // only read
+	for _, enc := range base64Encodings {
+		if n := enc.DecodedLen(len(tok)); cap(f.buf) < n {
+			f.buf = make([]byte, n)
+		}
+		n, err := enc.Decode(f.buf[:cap(f.buf)], src)
+		b := f.buf[:n]
+		if err != nil || n == 0 || !utf8.Valid(b) {
 			continue
 		}
-		printable := 0
+		printable, count := 0, 0
 		for _, r := range string(b) {
+			count++
 			if unicode.IsPrint(r) || unicode.IsSpace(r) {
 				printable++
 			}
 		}
-		if n := utf8.RuneCount(b); n > 0 && printable*10 >= n*9 {
+		if printable*10 >= count*9 {
 			return string(b), true
 		}
 	}
@@ -473,42 +878,12 @@ func withoutInvisible(s string) string {
 }
 
 func isASCII(s string) bool {
-	for _, r := range s {
-		if r >= utf8.RuneSelf {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}
 	return true
-}
-
-// textHits looks in one form of a string for learned values and what the
-// detectors find.
-func (v *verifier) textHits(s string) []string {
-	var found []string
-	n := normalize(s)
-	for _, m := range v.trie.MatchString(n) {
-		start := int(m.Pos())
-		end := start + len(m.Match())
-		alone := standsAlone(n, start, end)
-		for _, i := range v.byText[string(m.Match())] {
-			// Ids are found anywhere; words only as words.
-			if e := v.entries[i]; alone || e.kind == KindSlackID || e.kind == KindEmail || e.kind == KindIdentityID ||
-				e.kind == KindDashboardID || e.kind == KindHexID || e.kind == KindURL {
-				found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
-			}
-		}
-	}
-	for _, m := range v.exact.MatchString(s) {
-		start := int(m.Pos())
-		if !standsAlone(s, start, start+len(m.Match())) {
-			continue
-		}
-		for _, i := range v.byExact[string(m.Match())] {
-			e := v.entries[i]
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
-		}
-	}
-	return append(found, detectorHits(s, v.notSecrets)...)
 }
 
 // standsAlone reports whether s[start:end] is a word of s: each side is
@@ -598,443 +973,4 @@ func scriptName(r rune) string {
 		}
 	}
 	return ""
-}
-
-var (
-	verifySlackID = regexp.MustCompile(`^[UWTECGDBFAS][A-Z0-9]{8,11}$`)
-	verifyPhone   = regexp.MustCompile(`\+\d[\d ().-]{6,}\d|\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`)
-	verifyIBAN    = regexp.MustCompile(`[A-Z]{2}\d{2}[ A-Z0-9]{11,36}`)
-	verifyDigits  = regexp.MustCompile(`\d+(?:[ .-]\d+)*`)
-	cardNetworks  = regexp.MustCompile(`^(?:4|5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720|3[04-8]|6011|64[4-9]|65|62)`)
-)
-
-// detectorHits runs the leak check's own detectors on a text: email
-// addresses off the reserved domains, secrets, Slack ids and workspace
-// names that are not the sanitizer's fakes, IP addresses off the
-// documentation networks, phone numbers libphonenumber calls valid,
-// IBANs that pass mod 97 and card numbers that pass Luhn's check. Each
-// runs only on a text that has what it looks for.
-func detectorHits(s string, notSecrets *regexp.Regexp) []string {
-	var found []string
-	digits, upper, colons, dots := 0, false, 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case '0' <= c && c <= '9':
-			digits++
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		case c == ':':
-			colons++
-		case c == '.':
-			dots++
-		}
-	}
-	for _, addr := range emails(s) {
-		if !reservedDomain(strings.ToLower(addr[strings.LastIndex(addr, "@")+1:])) {
-			found = append(found, "email")
-		}
-	}
-	for _, m := range secrets.Default().Find(s) {
-		if !notSecret(notSecrets, s, m.Start, m.End) {
-			found = append(found, "secret:"+m.Rule)
-		}
-	}
-	if upper && digits > 0 {
-		for _, id := range words(s, func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }, isAlnumASCII) {
-			if len(id) >= 9 && len(id) <= 12 && verifySlackID.MatchString(id) && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
-				found = append(found, "slack-id")
-			}
-		}
-	}
-	if dots >= 2 {
-		for _, ws := range workspaces(s) {
-			if !slackDomains[ws] && !FakeWorkspace(ws) && !strings.HasPrefix(ws, "-") {
-				found = append(found, "workspace")
-			}
-		}
-	}
-	if digits >= 4 && dots >= 3 {
-		for _, w := range words(s, func(c byte) bool { return '0' <= c && c <= '9' || c == '.' }, isAlnumASCII) {
-			w = strings.Trim(w, ".")
-			if strings.Count(w, ".") != 3 {
-				continue // a version, a decimal or a longer dotted run
-			}
-			if addr, err := netip.ParseAddr(w); err == nil && !documentationIPv4(addr) {
-				found = append(found, "ip")
-			}
-		}
-	}
-	if colons >= 7 || colons >= 2 && strings.Contains(s, "::") {
-		for _, cand := range ipv6Candidates(s) {
-			if addr, err := netip.ParseAddr(cand); err == nil && addr.Is6() && !documentationIPv6(addr) {
-				found = append(found, "ipv6")
-			}
-		}
-	}
-	if digits >= 7 && (strings.Contains(s, "+") || digits >= 10) {
-		found = append(found, phoneHits(s)...)
-	}
-	if upper && digits >= 2 && len(s) >= 15 {
-		for i := 0; i+4 <= len(s); i++ {
-			// Where two capitals and two digits start a word.
-			if isUpperASCII(s[i]) && isUpperASCII(s[i+1]) && isDigitASCII(s[i+2]) && isDigitASCII(s[i+3]) && (i == 0 || !isAlnumASCII(s[i-1])) {
-				if loc := verifyIBAN.FindStringIndex(s[i:]); loc != nil && loc[0] == 0 && ibanValid(s[i:i+loc[1]]) {
-					found = append(found, "iban")
-				}
-			}
-		}
-	}
-	if digits >= 13 {
-		found = append(found, cardHits(s)...)
-	}
-	return found
-}
-
-// words returns the runs of s whose bytes are in, with no byte of edge
-// before or after them.
-func words(s string, in, edge func(byte) bool) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		if !in(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && in(s[j]) {
-			j++
-		}
-		if (i == 0 || !edge(s[i-1])) && (j == len(s) || !edge(s[j])) {
-			out = append(out, s[i:j])
-		}
-		i = j
-	}
-	return out
-}
-
-func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
-func isDigitASCII(c byte) bool { return '0' <= c && c <= '9' }
-
-// emails returns the email addresses in s: a local part of letters,
-// digits, marks and ._%+-, an @, and a domain of labels with a last label
-// of two letters or more.
-func emails(s string) []string {
-	var out []string
-	for from := 0; ; {
-		at := strings.IndexByte(s[from:], '@')
-		if at < 0 {
-			return out
-		}
-		at += from
-		from = at + 1
-		local := strings.LastIndexFunc(s[:at], func(r rune) bool {
-			return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || strings.ContainsRune("._%+-", r))
-		}) + 1
-		if local > 0 {
-			_, n := utf8.DecodeRuneInString(s[local-1:])
-			local += n - 1
-		}
-		end := strings.IndexFunc(s[at+1:], func(r rune) bool {
-			return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '.' || r == '-')
-		})
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += at + 1
-		}
-		domain := strings.TrimRight(s[at+1:end], ".-")
-		labels := strings.Split(domain, ".")
-		tld := labels[len(labels)-1]
-		if local < at && len(labels) >= 2 && labels[0] != "" && utf8.RuneCountInString(tld) >= 2 && strings.IndexFunc(tld, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
-			out = append(out, strings.TrimLeft(s[local:at], ".")+"@"+domain)
-		}
-	}
-}
-
-// workspaces returns the labels before .slack.com and .slack-gov.com (and
-// before .enterprise. there) in s, in lower case.
-func workspaces(s string) []string {
-	var out []string
-	lower := strings.ToLower(s)
-	for _, domain := range []string{".slack.com", ".slack-gov.com"} {
-		out = append(out, workspacesOf(lower, domain)...)
-	}
-	return out
-}
-
-func workspacesOf(lower, domain string) []string {
-	var out []string
-	for from := 0; ; {
-		i := strings.Index(lower[from:], domain)
-		if i < 0 {
-			return out
-		}
-		i += from
-		from = i + len(domain)
-		if from < len(lower) && (isAlnumASCII(lower[from]) || lower[from] == '-') {
-			continue
-		}
-		host := strings.TrimSuffix(lower[:i], ".enterprise")
-		label := host[strings.LastIndexFunc(host, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })+1:]
-		if label != "" {
-			out = append(out, label)
-		}
-	}
-}
-
-// ipv6Candidates returns the runs of hexadecimal digits, colons and dots
-// with two colons or more, standing alone.
-func ipv6Candidates(s string) []string {
-	var out []string
-	isPart := func(c byte) bool { return isHexDigit(c) || c == ':' || c == '.' }
-	for i := 0; i < len(s); {
-		if !isPart(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isPart(s[j]) {
-			j++
-		}
-		run := strings.Trim(s[i:j], ".")
-		if strings.Count(run, ":") >= 2 && (i == 0 || !isAlnumASCII(s[i-1])) && (j == len(s) || !isAlnumASCII(s[j])) {
-			if !strings.HasPrefix(run, "::") {
-				run = strings.TrimLeft(run, ":")
-			}
-			if !strings.HasSuffix(run, "::") {
-				run = strings.TrimRight(run, ":")
-			}
-			out = append(out, run)
-		}
-		i = j
-	}
-	return out
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// phoneHits looks for numbers libphonenumber calls valid: written with a
-// +, or in the United States' 3-3-4 layout.
-func phoneHits(s string) []string {
-	var found []string
-	for _, loc := range verifyPhone.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '+') {
-			continue
-		}
-		// The number and what may follow it (a year, a count): every cut
-		// at the end of a group of digits is tried.
-		cand := s[loc[0]:loc[1]]
-		// No number has more than 15 digits: cut there first.
-		for n, i := 0, 0; i < len(cand); i++ {
-			if cand[i] >= '0' && cand[i] <= '9' {
-				n++
-			}
-			if n > 15 {
-				cand = cand[:i]
-				break
-			}
-		}
-		for cut := len(cand); cut > 0; cut-- {
-			if cut < len(cand) && !(unicode.IsDigit(rune(cand[cut-1])) && !unicode.IsDigit(rune(cand[cut]))) {
-				continue
-			}
-			after := loc[0]+cut < len(s) && (isAlnumASCII(s[loc[0]+cut]) || s[loc[0]+cut] == '.' && loc[0]+cut+1 < len(s) && isAlnumASCII(s[loc[0]+cut+1]))
-			if !after && phoneValid(cand[:cut]) {
-				found = append(found, "phone")
-				break
-			}
-		}
-	}
-	return found
-}
-
-// cardHits looks for card numbers in every run of digit groups, in the
-// layouts card networks print them in: 13 to 19 digits together, groups
-// of four (the last may be shorter), 4-6-5 and 4-6-4.
-func cardHits(s string) []string {
-	var found []string
-	for _, loc := range verifyDigits.FindAllStringIndex(s, -1) {
-		if loc[0] > 0 && (isAlnumASCII(s[loc[0]-1]) || s[loc[0]-1] == '.' || s[loc[0]-1] == '_') {
-			continue
-		}
-		groups := strings.FieldsFunc(s[loc[0]:loc[1]], func(r rune) bool { return r == ' ' || r == '-' || r == '.' })
-		if end := loc[1]; end < len(s) && (unicode.IsLetter(rune(s[end])) || s[end] == '_' || s[end] == '.' && end+1 < len(s) && isAlnumASCII(s[end+1])) {
-			groups = groups[:len(groups)-1]
-		}
-		for i := range groups {
-			digits := ""
-			for j := i; j < len(groups) && len(digits) < 19; j++ {
-				digits += groups[j]
-				if len(digits) >= 13 && len(digits) <= 19 && printedAsCard(groups[i:j+1]) && cardValid(digits) {
-					found = append(found, "card")
-				}
-			}
-		}
-	}
-	return found
-}
-
-// printedAsCard reports whether groups of digits are laid out as cards
-// are printed.
-func printedAsCard(g []string) bool {
-	switch {
-	case len(g) == 1:
-		return true
-	case len(g) == 3 && len(g[0]) == 4 && len(g[1]) == 6 && (len(g[2]) == 5 || len(g[2]) == 4):
-		return true
-	}
-	for i, x := range g {
-		if len(x) != 4 && (i < len(g)-1 || len(x) > 3) {
-			return false
-		}
-	}
-	return true
-}
-
-// numberHits looks at a JSON number: a learned value written as one, a
-// phone number in international form without its +, a card number.
-func (v *verifier) numberHits(num string) []string {
-	var found []string
-	// A sign, and a fraction of zeros, write the same integer.
-	num = strings.TrimPrefix(num, "-")
-	if i := strings.Index(num, "."); i >= 0 && strings.TrimRight(num[i+1:], "0") == "" {
-		num = num[:i]
-	}
-	if ids := v.byText[num]; len(ids) > 0 {
-		for _, i := range ids {
-			e := v.entries[i]
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
-		}
-	}
-	if strings.Trim(num, "0123456789") == "" {
-		if len(num) >= 10 && len(num) <= 15 && phoneValid("+"+num) {
-			found = append(found, "phone")
-		}
-		if cardValid(num) {
-			found = append(found, "card")
-		}
-	}
-	return found
-}
-
-func isAlnumASCII(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// reservedDomain reports the domains RFC 2606 and 6761 keep for examples
-// and tests.
-func reservedDomain(d string) bool {
-	if d == "example.com" || d == "example.org" || d == "example.net" {
-		return true
-	}
-	for _, tld := range []string{"example", "test", "invalid", "localhost"} {
-		if d == tld || strings.HasSuffix(d, "."+tld) {
-			return true
-		}
-	}
-	return strings.HasSuffix(d, ".example.com") || strings.HasSuffix(d, ".example.org") || strings.HasSuffix(d, ".example.net")
-}
-
-var (
-	docNets4 = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("255.0.0.0/8"),
-		netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24")}
-	docNet6 = netip.MustParsePrefix("2001:db8::/32")
-)
-
-func documentationIPv4(a netip.Addr) bool {
-	for _, p := range docNets4 {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func documentationIPv6(a netip.Addr) bool {
-	return a.IsLoopback() || a.IsUnspecified() || docNet6.Contains(a)
-}
-
-// phoneValid reports whether text is a phone number libphonenumber calls
-// valid, read with its + or as a number of the United States.
-func phoneValid(text string) bool {
-	region := "US"
-	if strings.HasPrefix(text, "+") {
-		region = ""
-	}
-	// A number of the North American plan has ten digits after its 1,
-	// whose area code and exchange start with 2 to 9: others need no parse.
-	var d []rune
-	for _, r := range text {
-		if r >= '0' && r <= '9' {
-			d = append(d, r)
-		}
-	}
-	if region == "US" || d[0] == '1' {
-		if region == "" || len(d) == 11 && d[0] == '1' {
-			d = d[1:]
-		}
-		if len(d) != 10 || d[0] < '2' || d[3] < '2' {
-			return false
-		}
-	}
-	num, err := phonenumbers.Parse(text, region)
-	return err == nil && phonenumbers.IsValidNumber(num)
-}
-
-// ibanValid reports whether text starts with an IBAN: as long as its
-// country's IBANs, ending where a group of the text ends, with check
-// digits that hold (the number with its first four characters moved to
-// the end, and letters as 10 to 35, leaves 1 when divided by 97).
-func ibanValid(text string) bool {
-	want, ok := ibanLengths[text[:2]]
-	if !ok {
-		return false
-	}
-	var compact strings.Builder
-	for i := 0; i < len(text); i++ {
-		if text[i] != ' ' {
-			compact.WriteByte(text[i])
-		}
-		if compact.Len() == want {
-			if i+1 < len(text) && text[i+1] != ' ' {
-				return false
-			}
-			c := compact.String()
-			var digits strings.Builder
-			for _, r := range c[4:] + c[:4] {
-				if r >= 'A' && r <= 'Z' {
-					digits.WriteString(strconv.Itoa(int(r - 'A' + 10)))
-				} else {
-					digits.WriteRune(r)
-				}
-			}
-			num, ok := new(big.Int).SetString(digits.String(), 10)
-			return ok && new(big.Int).Mod(num, big.NewInt(97)).Int64() == 1
-		}
-	}
-	return false
-}
-
-// cardValid reports whether text (digits, with spaces or dashes between)
-// is 13 to 19 digits from a card network's range whose Luhn sum is a
-// multiple of ten.
-func cardValid(text string) bool {
-	d := strings.NewReplacer(" ", "", "-", "").Replace(text)
-	if len(d) < 13 || len(d) > 19 || strings.Trim(d, "0123456789") != "" {
-		return false
-	}
-	if !cardNetworks.MatchString(d) {
-		return false
-	}
-	doubled := [10]int{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}
-	sum := 0
-	for i := range len(d) {
-		c := int(d[len(d)-1-i] - '0')
-		if i%2 == 1 {
-			c = doubled[c]
-		}
-		sum += c
-	}
-	return sum%10 == 0
 }
