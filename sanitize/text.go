@@ -66,7 +66,7 @@ func (s *Sanitizer) textEdits(text string) []edit {
 // the text a memo holds, so memory stays flat however long the run.
 const (
 	memoMaxText  = 8 << 10
-	memoMaxBytes = 16 << 20
+	memoMaxBytes = 4 << 20
 )
 
 func (s *Sanitizer) findEdits(text string) []edit {
