@@ -466,7 +466,8 @@ func (p *Proxy) setup() error {
 // inside a tunnel.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	start := time.Now()
-	if !p.inflight.begin() {
+	req, ok := p.begin(req)
+	if !ok {
 		resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
 		resp.Header.Set("Connection", "close")
 		resp.Close = true
@@ -484,7 +485,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		p.count(func(s *Stats) { s.Refused++ })
 		resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
 			"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
-		p.inflight.done()
+		p.inflight.done(req)
 		p.logExchange(req, resp, "", start)
 		resp, _ = watchOf(ctx).corked(resp, nil)
 		return req, resp
@@ -520,7 +521,7 @@ func (p *Proxy) Stats() Stats {
 func (p *Proxy) Misses() []MissReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]MissReport(nil), p.misses...)
+	return append([]MissReport{}, p.misses...)
 }
 
 func (p *Proxy) count(f func(*Stats)) {
@@ -600,10 +601,10 @@ func (p *Proxy) warnEmptyReplay() {
 func (p *Proxy) exchange(req *http.Request, start time.Time, roundTrip func() (*http.Response, error)) (*http.Response, error) {
 	resp, err := roundTrip()
 	if err != nil || resp == nil {
-		p.inflight.done()
+		p.inflight.done(req)
 		return resp, err
 	}
-	p.track(resp)
+	p.track(req, resp)
 	if p.logging() {
 		rule := ""
 		if st := p.rule(req); st != nil {

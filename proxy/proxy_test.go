@@ -153,18 +153,24 @@ func (r *rig) restart(t *testing.T, change func(*Proxy)) {
 }
 
 // control is a client of a proxy's control API, as a test in another
-// language would use it.
+// language would use it. Every answer it gets is checked against the
+// control API's OpenAPI document.
 type control struct {
-	t     *testing.T
-	url   string
-	token string
+	t       *testing.T
+	url     string
+	token   string
+	client  *http.Client
+	checked *checkedTransport
 }
 
 // newControl serves p's control API with token for the test's length.
 func newControl(t *testing.T, p *Proxy, token string) *control {
 	srv := httptest.NewServer(p.Control(token))
 	t.Cleanup(srv.Close)
-	return &control{t: t, url: srv.URL, token: token}
+	ct := newCheckedTransport(t)
+	c := &control{t: t, url: srv.URL, token: token, client: &http.Client{Transport: ct}, checked: ct}
+	t.Cleanup(c.client.CloseIdleConnections)
+	return c
 }
 
 // open sends a call with token (none when empty) and returns the response
@@ -175,7 +181,7 @@ func (c *control) open(token, method, path, body string) *http.Response {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
