@@ -165,7 +165,9 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 		return resp.StatusCode
 	}
 	answered := make(chan int, 1)
-	go func() { answered <- slackCall("chat.postMessage", url.Values{"channel": {"C0EVAL0001"}, "text": {"It shipped."}}) }()
+	go func() {
+		answered <- slackCall("chat.postMessage", url.Values{"channel": {"C0EVAL0001"}, "text": {"It shipped."}})
+	}()
 	reply := counted(next(t, events, EventReply))
 	var open struct {
 		Count    int
