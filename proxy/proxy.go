@@ -1097,6 +1097,11 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	}
 	ch := c.chunks[c.next]
 	if c.scale > 0 {
+		// Paced: what came before goes out now, even when this chunk is
+		// due already (the replay runs late, and sleep would not wait,
+		// nor flush): each chunk reaches the agent when it is released,
+		// not with the next one.
+		flushTo(c.ctx)
 		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
 		if err := sleep(c.ctx, time.Until(due)); err != nil {
 			return 0, err
