@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -384,15 +385,72 @@ func readDeltas(t *testing.T, body io.Reader, acks chan<- int) int {
 	return n
 }
 
+// stalls measures when the test's process could not run its goroutines
+// (the machine busy with other work, a pause of the collector): a probe
+// goroutine wakes every millisecond and notes when it ran. With
+// GOMAXPROCS 1, the probe and the proxy share one processor, so what
+// kept one from running kept the other too.
+type stalls struct {
+	mu    sync.Mutex
+	ticks []time.Time
+}
+
+// watchStalls runs the probe, with GOMAXPROCS 1, until t ends.
+func watchStalls(t *testing.T) *stalls {
+	prev := runtime.GOMAXPROCS(1)
+	s := &stalls{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				s.mu.Lock()
+				s.ticks = append(s.ticks, time.Now()) // when it ran, not when its tick was due
+				s.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		runtime.GOMAXPROCS(prev)
+	})
+	return s
+}
+
+// during returns the longest time between a and b that the probe did not
+// run, past its period.
+func (s *stalls) during(a, b time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var longest time.Duration
+	for i := 1; i < len(s.ticks); i++ {
+		if s.ticks[i].After(a) && s.ticks[i-1].Before(b) {
+			longest = max(longest, s.ticks[i].Sub(s.ticks[i-1])-time.Millisecond)
+		}
+	}
+	if n := len(s.ticks); n > 0 && s.ticks[n-1].Before(b) {
+		longest = max(longest, b.Sub(s.ticks[n-1])) // not run since
+	}
+	return longest
+}
+
 // Streams reach the agent as they were sent: live, each chunk as the
 // upstream sends it; replayed in realtime, each at its recorded offset,
-// never before, and late only by the proxy's own scheduling; replayed
-// fast, at once. What is checked does not depend on when the test's own
-// goroutines run: that a chunk is not held back is shown by lockstep (the
-// next chunk is sent, or released, only once the agent has the one
-// before), and the offsets are the proxy's own, from its progress events,
-// against the cassette's.
+// never before, and late by no more than 80 ms past the time the process
+// could not run; replayed fast, at once. That a chunk is not held back is
+// shown by lockstep (the next chunk is sent, or released, only once the
+// agent has the one before), not by when the test's goroutines ran; the
+// offsets are the proxy's own, from its progress events, against the
+// cassette's; and the time the process could not run is measured, not
+// guessed (see stalls).
 func TestStreamsArriveAsSent(t *testing.T) {
+	probe := watchStalls(t)
 	ls := newLockstep(100 * time.Millisecond)
 	upstream := httptest.NewTLSServer(ls)
 	defer upstream.Close()
@@ -473,7 +531,8 @@ func TestStreamsArriveAsSent(t *testing.T) {
 	// Realtime: chunk i is due at its recorded offset from the replay's
 	// start, which comes after the request event and before the response
 	// event. It is never released before; and it is released at most
-	// 80 ms after it was due and the proxy could go on.
+	// 80 ms after it was due and the proxy could go on, past the time the
+	// process could not run.
 	request, response, rel := replay(1, true)
 	for i, r := range rel {
 		if early := request.Add(offset(i)).Sub(r.at); early > 0 {
@@ -483,14 +542,14 @@ func TestStreamsArriveAsSent(t *testing.T) {
 		if i > 0 && rel[i-1].resumed.After(from) {
 			from = rel[i-1].resumed
 		}
-		if late := r.at.Sub(from); late > 80*time.Millisecond {
-			t.Errorf("realtime replay: chunk %d was released %v after it was due (offset %v)", i, late, offset(i))
+		if late, stall := r.at.Sub(from), probe.during(from, r.at); late > 80*time.Millisecond+stall {
+			t.Errorf("realtime replay: chunk %d was released %v after it was due (offset %v); the process could not run for %v of that", i, late, offset(i), stall)
 		}
 	}
 	// Fast: the chunks go as fast as the proxy reads them.
 	_, _, rel = replay(0, false)
-	if took := rel[4].at.Sub(rel[0].at); took > (offset(4)-offset(0))/4 {
-		t.Errorf("fast replay released its chunks over %v; live, they came over %v", took, offset(4)-offset(0))
+	if took, stall := rel[4].at.Sub(rel[0].at), probe.during(rel[0].at, rel[4].at); took > (offset(4)-offset(0))/4+stall {
+		t.Errorf("fast replay released its chunks over %v (the process could not run for %v of that); live, they came over %v", took, stall, offset(4)-offset(0))
 	}
 }
 
