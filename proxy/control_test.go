@@ -447,3 +447,31 @@ func githubAnchor(heading string) string {
 	}
 	return b.String()
 }
+
+// The README's table of the control API lists every route the router
+// serves, and none it does not.
+func TestReadmeListsEveryRoute(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Control API\n")
+	if !ok {
+		t.Fatal("the README has no Control API section")
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z]+) (/[^`? ]+)").FindAllStringSubmatch(section, -1) {
+		listed[m[1]+" "+m[2]] = true
+	}
+	p, _ := fakeProxy(t, nil)
+	for _, pattern := range p.controlRoutes().patterns {
+		if !listed[pattern] {
+			t.Errorf("the README's Control API table does not list %s", pattern)
+		}
+		delete(listed, pattern)
+	}
+	for r := range listed {
+		t.Errorf("the README's Control API table lists %s, which the control API does not serve", r)
+	}
+}
