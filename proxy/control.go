@@ -132,7 +132,7 @@ func (p *Proxy) controlRoutes() *routes {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
-				"unknownSlack": list(res.UnknownSlack), "unscripted": list(res.Unscripted), "unused": list(res.Unused)})
+				"unknownSlack": orEmpty(res.UnknownSlack), "unscripted": orEmpty(res.Unscripted), "unused": orEmpty(res.Unused)})
 		case err != nil:
 			writeError(w, http.StatusInternalServerError, err.Error())
 		default:
@@ -233,9 +233,9 @@ func (p *Proxy) controlRoutes() *routes {
 	return rt
 }
 
-// list is l, or an empty list for nil: clients in other languages get []
-// where a list is meant, never null.
-func list[T any](l []T) []T {
+// orEmpty is l, or an empty list for nil: clients in other languages get
+// [] where a list is meant, never null.
+func orEmpty[T any](l []T) []T {
 	if l == nil {
 		return []T{}
 	}

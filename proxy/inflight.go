@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -139,7 +140,7 @@ func (p *Proxy) InFlight() []Flight {
 		out = append(out, fl)
 	}
 	f.mu.Unlock()
-	slices.SortFunc(out, func(a, b Flight) int { return int(a.Request - b.Request) })
+	slices.SortFunc(out, func(a, b Flight) int { return cmp.Compare(a.Request, b.Request) })
 	now := time.Now()
 	for i := range out {
 		out[i].ElapsedMs = float64(now.Sub(out[i].Started).Microseconds()) / 1000
