@@ -71,14 +71,14 @@ type ImageCall struct {
 func (m *Model) EmbedCalls() []Embedding {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.media.embeds)
+	return append([]Embedding{}, m.media.embeds...)
 }
 
 // ImageCalls returns the image requests, in order.
 func (m *Model) ImageCalls() []ImageCall {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.media.drawn)
+	return append([]ImageCall{}, m.media.drawn...)
 }
 
 // AssertEmbedded fails the test unless a value embedded satisfies pred.
@@ -152,7 +152,7 @@ func isImages(path string) bool {
 func (m *Model) serveEmbeddings(w http.ResponseWriter, r *http.Request, body []byte) {
 	j := gjson.ParseBytes(body)
 	aisdk := strings.HasSuffix(r.URL.Path, "/embedding-model")
-	e := Embedding{Model: j.Get("model").String()}
+	e := Embedding{Model: j.Get("model").String(), Values: []string{}, Vectors: [][]float32{}}
 	input := j.Get("input")
 	if aisdk {
 		e.Model, input = r.Header.Get("ai-model-id"), j.Get("values")

@@ -96,7 +96,7 @@ func (p *Prompt) start() string {
 // parsePrompt reads a model request of dialect d.
 func parsePrompt(d wire.Dialect, h http.Header, body []byte) *Prompt {
 	j := gjson.ParseBytes(body)
-	p := &Prompt{Dialect: d, Model: j.Get("model").String(), Stream: j.Get("stream").Bool(), size: len(body),
+	p := &Prompt{Dialect: d, Model: j.Get("model").String(), Stream: j.Get("stream").Bool(), Messages: []Message{}, size: len(body),
 		includeUsage: j.Get("stream_options.include_usage").Bool(), specVersion: h.Get("ai-language-model-specification-version")}
 	var system []string
 	switch d {

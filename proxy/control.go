@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/subtle"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,163 +18,18 @@ import (
 )
 
 // Control returns the control API of the proxy, for tests in any language
-// to drive it. Every call needs "Authorization: Bearer <token>"; calls from
-// anywhere but loopback are refused. Times are milliseconds. Errors are
-// {"error": "..."} with a 4xx status.
+// to drive it: test scopes, progress events and holds, faults, the Slack
+// mock, the scripted model, counts, misses and the requests in flight.
+// Every call needs "Authorization: Bearer <token>"; calls from anywhere
+// but loopback are refused. Times are milliseconds; a list is [] when
+// empty, never null. Errors are {"error": "..."} with a 4xx status, and
+// those about a call's form name the README section that describes it.
 //
-//	POST   /v1/scopes                   {"name": "..."}            open a test scope: 204; 409 when one is open
-//	POST   /v1/scopes/{name}/end        {"passed": bool}           end it: {"missed": N, "recorded": N}, "dropped": N when it failed;
-//	                                                               422 when the agent called a Slack method the mock lacks,
-//	                                                               the scripted model got a prompt no script answers,
-//	                                                               or scripted answers were left unasked for (dropped)
-//	GET    /v1/stats                                               counts (Stats)
-//	GET    /v1/misses                                              replay misses, with their nearest recordings
-//	GET    /v1/events?hold=TYPE,...                                progress events as SSE; holds model_request,
-//	                                                               tool_request, reply
-//	POST   /v1/events/{id}/release                                 release a held event: 204; 404 when none is held
-//	POST   /v1/faults                   Fault                      queue a fault: 201 {"id": N}
-//	GET    /v1/faults                                              the queued faults
-//	DELETE /v1/faults                                              clear them: 204
-//	POST   /v1/slack/seed               {users, channels,          seed the Slack mock: {"messages": [...]}
-//	                                     messages, subscribe}
-//	POST   /v1/slack/errors             {"method", "error",        queue a Slack error for a method's next call
-//	                                     "retryAfterMs", "extra"}  ("ratelimited": 429 with Retry-After): 204
-//	GET    /v1/slack/calls?method=M                                the calls the mock answered, and unknown methods
-//	GET    /v1/slack/channels/{id}/messages                        a channel's messages
-//	POST   /v1/fakeai/respond           {"agent", "responses"}     script the model (rules in mode fake): 204
-//	GET    /v1/fakeai/calls?agent=NAME                             {"calls": [...], "failures": [...]}
-//	POST   /v1/fakeai/embeddings        {"vectors": [[...]]}       queue embedding vectors: 204
-//	GET    /v1/fakeai/embeddings                                   the embeddings requests
-//	POST   /v1/fakeai/images            {"images": [base64]}       queue images: 204
-//	GET    /v1/fakeai/images                                       the image requests
-//	DELETE /v1/fakeai                                              forget every script, call and failure: 204;
-//	                                                               409 while a scope is open
+// Its routes, with their bodies and answers, are the OpenAPI 3.1 document
+// it serves at GET /v1/openapi.json (proxy/openapi.json), from which
+// clients in other languages are typed; README.md#control-api lists them.
 func (p *Proxy) Control(token string) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/scopes", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Name string `json:"name"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
-			writeError(w, http.StatusBadRequest, `the body must be {"name": "..."}`)
-			return
-		}
-		if err := p.BeginScope(body.Name); err != nil {
-			writeError(w, http.StatusConflict, err.Error())
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST /v1/scopes/{name}/end", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Passed *bool `json:"passed"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Passed == nil {
-			writeError(w, http.StatusBadRequest, `the body must be {"passed": true|false}`)
-			return
-		}
-		res, err := p.EndScope(r.PathValue("name"), *body.Passed)
-		switch {
-		case errors.Is(err, ErrScopeNotOpen):
-			writeError(w, http.StatusConflict, err.Error())
-		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted), errors.Is(err, ErrUnusedScript):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
-				"unknownSlack": res.UnknownSlack, "unscripted": res.Unscripted, "unused": res.Unused})
-		case err != nil:
-			writeError(w, http.StatusInternalServerError, err.Error())
-		default:
-			writeJSON(w, res)
-		}
-	})
-	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Stats()) })
-	mux.HandleFunc("GET /v1/slack/calls", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"calls": p.c.slack.Calls(r.URL.Query().Get("method")), "unknown": p.c.slack.Unknown()})
-	})
-	mux.HandleFunc("GET /v1/slack/channels/{id}/messages", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, p.c.slack.Messages(r.PathValue("id")))
-	})
-	mux.HandleFunc("POST /v1/slack/seed", func(w http.ResponseWriter, r *http.Request) {
-		var seed struct {
-			Users     []slack.User    `json:"users"`
-			Channels  []slack.Channel `json:"channels"`
-			Messages  []seedMessage   `json:"messages"`
-			Subscribe []struct {
-				Channel  string `json:"channel"`
-				ThreadTS string `json:"thread_ts"`
-			} `json:"subscribe"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&seed); err != nil {
-			writeError(w, http.StatusBadRequest, "the body must be {users, channels, messages, subscribe}: "+err.Error())
-			return
-		}
-		for _, u := range seed.Users {
-			p.c.slack.AddUser(u)
-		}
-		for _, c := range seed.Channels {
-			p.c.slack.AddChannel(c)
-		}
-		var added []slack.Message
-		for _, m := range seed.Messages {
-			added = append(added, p.c.slack.AddMessage(m.Channel, m.Message))
-		}
-		for _, s := range seed.Subscribe {
-			p.c.slack.Subscribe(s.Channel, s.ThreadTS)
-		}
-		writeJSON(w, map[string]any{"messages": added})
-	})
-	mux.HandleFunc("POST /v1/slack/errors", func(w http.ResponseWriter, r *http.Request) {
-		var q struct {
-			Method       string         `json:"method"`
-			Error        string         `json:"error"`
-			RetryAfterMs int            `json:"retryAfterMs"`
-			Extra        map[string]any `json:"extra"`
-		}
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&q); err != nil || q.Method == "" || q.Error == "" {
-			writeError(w, http.StatusBadRequest, `the body must be {"method": "chat.postMessage", "error": "ratelimited" or a Slack error code, "retryAfterMs": milliseconds, "extra": {...}}`)
-			return
-		}
-		if q.Error == "ratelimited" {
-			p.c.slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
-		} else {
-			p.c.slack.QueueError(q.Method, q.Error, q.Extra)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	p.fakeRoutes(mux)
-	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { p.streamEvents(w, r) })
-	mux.HandleFunc("POST /v1/events/{id}/release", func(w http.ResponseWriter, r *http.Request) {
-		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-		if !p.release(id) {
-			writeError(w, http.StatusNotFound, "no held event "+r.PathValue("id")+": it was released, its request ended, or it was never held (ask for holds with GET /v1/events?hold=...)")
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST /v1/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Fault
-		if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
-			writeError(w, http.StatusBadRequest, `the body must be a fault, such as {"kind": "reject_model_request"}: `+err.Error())
-			return
-		}
-		id, err := p.AddFault(f)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(map[string]int64{"id": id})
-	})
-	mux.HandleFunc("GET /v1/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Faults()) })
-	mux.HandleFunc("DELETE /v1/faults", func(w http.ResponseWriter, r *http.Request) {
-		p.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /v1/misses", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Misses()) })
+	mux := p.controlRoutes().mux
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err != nil || !net.ParseIP(host).IsLoopback() {
 			writeError(w, http.StatusForbidden, "the control API answers loopback only")
@@ -195,14 +51,195 @@ func (p *Proxy) Control(token string) http.Handler {
 			mux.ServeHTTP(rec, r)
 			if allow := rec.Header().Get("Allow"); allow != "" {
 				w.Header().Set("Allow", allow)
-				writeError(w, rec.Code, r.Method+" "+r.URL.Path+": use "+allow)
+				writeError(w, rec.Code, r.Method+" "+r.URL.Path+": use "+allow+"; see "+docControl)
 				return
 			}
-			writeError(w, rec.Code, "no route "+r.Method+" "+r.URL.Path+": see go doc proxy.Proxy.Control")
+			writeError(w, rec.Code, "no route "+r.Method+" "+r.URL.Path+"; see "+docControl+" (or GET /v1/openapi.json)")
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// The README sections the control API's errors point to: a client in any
+// language can follow them, where a Go symbol would mean nothing.
+const (
+	docControl = "README.md#control-api"
+	docEvents  = "README.md#progress-events-and-holds"
+	docFaults  = "README.md#faults"
+	docFake    = "README.md#the-scripted-model"
+)
+
+// openAPI is the control API's OpenAPI 3.1 document: its routes, bodies
+// and answers, served at GET /v1/openapi.json. A test holds it to the
+// routes controlRoutes registers and to the answers they give.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// maxHoldTimeout bounds the hold limit a subscriber may ask for: a hold
+// is for a test to look at a step, and one that waits longer than this
+// was forgotten.
+const maxHoldTimeout = time.Hour
+
+// routes is the control API's mux with the patterns registered on it, in
+// order, so that a test can hold them to the OpenAPI document.
+type routes struct {
+	mux      *http.ServeMux
+	patterns []string
+}
+
+func (rt *routes) handle(pattern string, h http.HandlerFunc) {
+	rt.mux.HandleFunc(pattern, h)
+	rt.patterns = append(rt.patterns, pattern)
+}
+
+// controlRoutes registers the control API's routes; Control adds the
+// checks every call passes first.
+func (p *Proxy) controlRoutes() *routes {
+	rt := &routes{mux: http.NewServeMux()}
+	rt.handle("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openAPI)
+	})
+	rt.handle("POST /v1/scopes", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Name string `json:"name"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
+			badRequest(w, `the body must be {"name": "..."}`, docControl)
+			return
+		}
+		if err := p.BeginScope(body.Name); err != nil {
+			writeError(w, http.StatusConflict, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	rt.handle("POST /v1/scopes/{name}/end", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Passed *bool `json:"passed"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Passed == nil {
+			badRequest(w, `the body must be {"passed": true|false}`, docControl)
+			return
+		}
+		res, err := p.EndScope(r.PathValue("name"), *body.Passed)
+		switch {
+		case errors.Is(err, ErrScopeNotOpen):
+			writeError(w, http.StatusConflict, err.Error())
+		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted), errors.Is(err, ErrUnusedScript):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
+				"unknownSlack": orEmpty(res.UnknownSlack), "unscripted": orEmpty(res.Unscripted), "unused": orEmpty(res.Unused)})
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, err.Error())
+		default:
+			writeJSON(w, res)
+		}
+	})
+	rt.handle("GET /v1/stats", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Stats()) })
+	rt.handle("GET /v1/misses", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Misses()) })
+	rt.handle("GET /v1/inflight", func(w http.ResponseWriter, r *http.Request) {
+		open := p.InFlight()
+		writeJSON(w, map[string]any{"count": len(open), "requests": open})
+	})
+	rt.handle("GET /v1/slack/calls", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"calls": p.c.slack.Calls(r.URL.Query().Get("method")), "unknown": p.c.slack.Unknown()})
+	})
+	rt.handle("GET /v1/slack/channels/{id}/messages", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, p.c.slack.Messages(r.PathValue("id")))
+	})
+	rt.handle("POST /v1/slack/seed", func(w http.ResponseWriter, r *http.Request) {
+		var seed struct {
+			Users     []slack.User    `json:"users"`
+			Channels  []slack.Channel `json:"channels"`
+			Messages  []seedMessage   `json:"messages"`
+			Subscribe []struct {
+				Channel  string `json:"channel"`
+				ThreadTS string `json:"thread_ts"`
+			} `json:"subscribe"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&seed); err != nil {
+			badRequest(w, "the body must be {users, channels, messages, subscribe}: "+err.Error(), docControl)
+			return
+		}
+		for _, u := range seed.Users {
+			p.c.slack.AddUser(u)
+		}
+		for _, c := range seed.Channels {
+			p.c.slack.AddChannel(c)
+		}
+		added := []slack.Message{}
+		for _, m := range seed.Messages {
+			added = append(added, p.c.slack.AddMessage(m.Channel, m.Message))
+		}
+		for _, s := range seed.Subscribe {
+			p.c.slack.Subscribe(s.Channel, s.ThreadTS)
+		}
+		writeJSON(w, map[string]any{"messages": added})
+	})
+	rt.handle("POST /v1/slack/errors", func(w http.ResponseWriter, r *http.Request) {
+		var q struct {
+			Method       string         `json:"method"`
+			Error        string         `json:"error"`
+			RetryAfterMs int            `json:"retryAfterMs"`
+			Extra        map[string]any `json:"extra"`
+		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil || q.Method == "" || q.Error == "" {
+			badRequest(w, `the body must be {"method": "chat.postMessage", "error": "ratelimited" or a Slack error code, "retryAfterMs": milliseconds, "extra": {...}}`, docControl)
+			return
+		}
+		if q.Error == "ratelimited" {
+			p.c.slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
+		} else {
+			p.c.slack.QueueError(q.Method, q.Error, q.Extra)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	p.fakeRoutes(rt)
+	rt.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { p.streamEvents(w, r) })
+	rt.handle("POST /v1/events/{id}/release", func(w http.ResponseWriter, r *http.Request) {
+		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if !p.release(id) {
+			writeError(w, http.StatusNotFound, "no held event "+r.PathValue("id")+": it was released, its request ended, or it was never held (ask for holds with GET /v1/events?hold=...; see "+docEvents+")")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	rt.handle("POST /v1/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Fault
+		if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
+			badRequest(w, `the body must be a fault, such as {"kind": "reject_model_request"}: `+err.Error(), docFaults)
+			return
+		}
+		id, err := p.AddFault(f)
+		if err != nil {
+			badRequest(w, err.Error(), docFaults)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]int64{"id": id})
+	})
+	rt.handle("GET /v1/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.Faults()) })
+	rt.handle("DELETE /v1/faults", func(w http.ResponseWriter, r *http.Request) {
+		p.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return rt
+}
+
+// orEmpty is l, or an empty list for nil: clients in other languages get
+// [] where a list is meant, never null.
+func orEmpty[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
 }
 
 // seedMessage is a message to seed, with its channel.
@@ -216,6 +253,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// badRequest answers 400 with msg and the README section that says what
+// the call takes.
+func badRequest(w http.ResponseWriter, msg, doc string) {
+	writeError(w, http.StatusBadRequest, msg+"; see "+doc)
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -224,17 +267,17 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 // fakeRoutes are the control API's calls that script the model rules in
 // mode fake answer from, and read what it was asked.
-func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
+func (p *Proxy) fakeRoutes(rt *routes) {
 	decode := func(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(v); err != nil {
-			writeError(w, http.StatusBadRequest, "the body must be "+shape+": "+err.Error())
+			badRequest(w, "the body must be "+shape+": "+err.Error(), docFake)
 			return false
 		}
 		return true
 	}
-	mux.HandleFunc("POST /v1/fakeai/respond", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("POST /v1/fakeai/respond", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Agent     fakeai.Agent      `json:"agent"`
 			Responses []fakeai.Response `json:"responses"`
@@ -243,24 +286,24 @@ func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
 			return
 		}
 		if err := body.Agent.Validate(); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			badRequest(w, err.Error(), docFake)
 			return
 		}
 		if len(body.Responses) == 0 {
-			writeError(w, http.StatusBadRequest, `a script needs at least one response in "responses"`)
+			badRequest(w, `a script needs at least one response in "responses"`, docFake)
 			return
 		}
 		p.c.fake.Respond(body.Agent, body.Responses...)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /v1/fakeai/calls", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /v1/fakeai/calls", func(w http.ResponseWriter, r *http.Request) {
 		calls := p.c.fake.AllCalls()
 		if name := r.URL.Query().Get("agent"); name != "" {
 			calls = p.c.fake.Calls(fakeai.Agent{Name: name})
 		}
 		writeJSON(w, map[string]any{"calls": calls, "failures": p.c.fake.Failures()})
 	})
-	mux.HandleFunc("POST /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("POST /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Vectors [][]float32 `json:"vectors"`
 		}
@@ -270,8 +313,8 @@ func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
 		p.c.fake.RespondEmbeddings(body.Vectors...)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.EmbedCalls()) })
-	mux.HandleFunc("POST /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.EmbedCalls()) })
+	rt.handle("POST /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Images [][]byte `json:"images"`
 		}
@@ -281,8 +324,8 @@ func (p *Proxy) fakeRoutes(mux *http.ServeMux) {
 		p.c.fake.RespondImages(body.Images...)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.ImageCalls()) })
-	mux.HandleFunc("DELETE /v1/fakeai", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.ImageCalls()) })
+	rt.handle("DELETE /v1/fakeai", func(w http.ResponseWriter, r *http.Request) {
 		// A reset inside a scope would lose the failures the scope is
 		// counting from.
 		if sc := p.currentScope(); sc != nil {

@@ -37,6 +37,7 @@
 // tools the model asks for, the Slack replies the agent delivers. A
 // subscriber that does not return holds the request there, so a test can
 // act before the agent goes on. Faults (AddFault) make a request fail the
-// way providers and Slack fail. Control serves all of it over HTTP for
-// tests in other languages.
+// way providers and Slack fail. InFlight says what it has not finished.
+// Control serves all of it over HTTP for tests in other languages, as the
+// OpenAPI document openapi.json describes.
 package proxy

@@ -1,34 +1,88 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
-// flights counts the exchanges whose responses are still being written,
-// so that a proxy that stops can let them finish.
+// Flight is an exchange the proxy has begun and not finished: its request
+// came in and its response is not yet written whole to the agent (or the
+// agent has not hung up). A test waits for the agent to be quiet by
+// waiting for none to be left.
+type Flight struct {
+	// Request numbers the request, as its progress events do.
+	Request int64  `json:"request"`
+	Method  string `json:"method"`
+	// URL is redacted as cassettes store it.
+	URL string `json:"url"`
+	// Route is the rule's name, or the origin when no rule matched; Mode
+	// is the rule's mode, empty when none matched.
+	Route string `json:"route"`
+	Mode  Mode   `json:"mode,omitempty"`
+	// Started is when the request reached the proxy, ElapsedMs the time
+	// since.
+	Started   time.Time `json:"started"`
+	ElapsedMs float64   `json:"elapsedMs"`
+}
+
+// flights keeps the exchanges whose responses are still being written,
+// so that a proxy that stops can let them finish, and a test can see what
+// is open.
 type flights struct {
 	mu       sync.Mutex
-	n        int
-	idle     chan struct{} // closed when n drops to 0
+	open     map[int64]Flight
+	next     int64
+	idle     chan struct{} // closed when open empties
 	stopping bool          // no new exchange begins
 }
 
-// begin counts a new exchange in, unless the proxy is stopping.
-func (f *flights) begin() bool {
+// flightKey carries a request's number in its context, from onRequest to
+// the round trip and the progress events.
+type flightKey struct{}
+
+// begin counts req in as a new exchange, unless the proxy is stopping,
+// and returns it with its number in its context.
+func (p *Proxy) begin(req *http.Request) (*http.Request, bool) {
+	fl := Flight{Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Route: origin(req.URL), Started: time.Now()}
+	if st := p.rule(req); st != nil {
+		fl.Route, fl.Mode = st.rule.Name, st.mode(p.c.mode)
+	}
+	f := &p.inflight
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.stopping {
-		return false
+		return req, false
 	}
-	if f.n == 0 {
+	if len(f.open) == 0 {
 		f.idle = make(chan struct{})
 	}
-	f.n++
-	return true
+	if f.open == nil {
+		f.open = map[int64]Flight{}
+	}
+	f.next++
+	fl.Request = f.next
+	f.open[fl.Request] = fl
+	return req.WithContext(context.WithValue(req.Context(), flightKey{}, fl.Request)), true
+}
+
+// number returns the number begin gave req, or a new one for a request
+// that did not come through begin.
+func (f *flights) number(req *http.Request) int64 {
+	if n, ok := req.Context().Value(flightKey{}).(int64); ok {
+		return n
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	return f.next
 }
 
 func (f *flights) stop() {
@@ -37,18 +91,23 @@ func (f *flights) stop() {
 	f.mu.Unlock()
 }
 
-func (f *flights) done() {
+// done counts req's exchange out.
+func (f *flights) done(req *http.Request) {
+	n, _ := req.Context().Value(flightKey{}).(int64)
 	f.mu.Lock()
-	f.n--
-	if f.n == 0 {
+	defer f.mu.Unlock()
+	if _, ok := f.open[n]; !ok {
+		return
+	}
+	delete(f.open, n)
+	if len(f.open) == 0 {
 		close(f.idle)
 	}
-	f.mu.Unlock()
 }
 
 func (f *flights) wait(ctx context.Context) error {
 	f.mu.Lock()
-	n, idle := f.n, f.idle
+	n, idle := len(f.open), f.idle
 	f.mu.Unlock()
 	if n == 0 {
 		return nil
@@ -58,13 +117,35 @@ func (f *flights) wait(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		f.mu.Lock()
-		n = f.n
+		n = len(f.open)
 		f.mu.Unlock()
 		if n == 0 {
 			return nil
 		}
 		return fmt.Errorf("proxy: %d exchanges still in flight: %w", n, context.Cause(ctx))
 	}
+}
+
+// InFlight returns the exchanges in flight, oldest first: none when the
+// agent is quiet at the proxy. A request counts from when it reaches the
+// proxy until its response is written whole to the agent, or the agent
+// hangs up; its done or error event comes before it stops counting, so a
+// test that sees none left has seen every request's end. The control
+// API's GET /v1/inflight answers the same.
+func (p *Proxy) InFlight() []Flight {
+	f := &p.inflight
+	f.mu.Lock()
+	out := make([]Flight, 0, len(f.open))
+	for _, fl := range f.open {
+		out = append(out, fl)
+	}
+	f.mu.Unlock()
+	slices.SortFunc(out, func(a, b Flight) int { return cmp.Compare(a.Request, b.Request) })
+	now := time.Now()
+	for i := range out {
+		out[i].ElapsedMs = float64(now.Sub(out[i].Started).Microseconds()) / 1000
+	}
+	return out
 }
 
 // Shutdown stops the proxy taking requests and waits for the exchanges in
@@ -81,15 +162,15 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	return p.inflight.wait(ctx)
 }
 
-// track counts resp as in flight until its body is closed.
-func (p *Proxy) track(resp *http.Response) {
+// track counts req's exchange as in flight until resp's body is closed.
+func (p *Proxy) track(req *http.Request, resp *http.Response) {
 	if resp.StatusCode == http.StatusSwitchingProtocols || resp.Body == nil {
 		// An upgraded connection's body is the connection itself; it is
 		// not wrapped, and not waited for.
-		p.inflight.done()
+		p.inflight.done(req)
 		return
 	}
-	resp.Body = &closeOnce{ReadCloser: resp.Body, closed: p.inflight.done}
+	resp.Body = &closeOnce{ReadCloser: resp.Body, closed: func() { p.inflight.done(req) }}
 }
 
 // closeOnce calls closed after the first Close of its body.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,28 +110,33 @@ type events struct {
 	mu      sync.Mutex
 	subs    []subscription // in subscription order
 	nextSub int64
-	// handlers is subs' handlers, replaced on every change, so that
-	// requests read it without the lock.
-	handlers atomic.Pointer[[]Handler]
+	// handlers is subs, replaced on every change, so that requests read
+	// it without the lock.
+	handlers atomic.Pointer[[]subscription]
 	nextID   atomic.Int64
-	nextReq  atomic.Int64
 	holds    map[int64]chan struct{} // event id -> closed on release
 }
 
 type subscription struct {
 	id int64
 	h  Handler
+	// holdTimeout bounds h's holds; 0 means Proxy.HoldTimeout.
+	holdTimeout time.Duration
 }
 
 // Subscribe calls h with every event from now on, until the returned
 // function is called.
-func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) {
+func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) { return p.subscribe(h, 0) }
+
+// subscribe is Subscribe with the hold limit of h's holds; 0 means
+// Proxy.HoldTimeout.
+func (p *Proxy) subscribe(h Handler, holdTimeout time.Duration) (unsubscribe func()) {
 	e := &p.events
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.nextSub++
 	id := e.nextSub
-	e.subs = append(e.subs, subscription{id, h})
+	e.subs = append(e.subs, subscription{id: id, h: h, holdTimeout: holdTimeout})
 	e.publish()
 	return func() {
 		e.mu.Lock()
@@ -142,15 +148,12 @@ func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) {
 
 // publish replaces the handler list; e.mu is held.
 func (e *events) publish() {
-	list := make([]Handler, len(e.subs))
-	for i, s := range e.subs {
-		list[i] = s.h
-	}
+	list := slices.Clone(e.subs)
 	e.handlers.Store(&list)
 }
 
-// list returns the current handlers.
-func (e *events) list() []Handler {
+// list returns the current subscriptions.
+func (e *events) list() []subscription {
 	if l := e.handlers.Load(); l != nil {
 		return *l
 	}
@@ -186,32 +189,36 @@ func (o *observation) emit(ev Event) error {
 	ev.Time = time.Now()
 	ev.Request, ev.Route, ev.Method, ev.URL = o.base.Request, o.base.Route, o.base.Method, o.base.URL
 	ev.ElapsedMs = float64(ev.Time.Sub(o.start).Microseconds()) / 1000
-	for _, h := range handlers {
-		if err := o.deliver(h, ev); err != nil {
+	for _, s := range handlers {
+		if err := o.deliver(s, ev); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deliver runs h in the request's goroutine. A handler that holds
-// returns when its context ends; the hold then fails the request.
-func (o *observation) deliver(h Handler, ev Event) error {
+// deliver runs s's handler in the request's goroutine. A handler that
+// holds returns when its context ends; the hold then fails the request.
+func (o *observation) deliver(s subscription, ev Event) error {
 	if !holdable[ev.Type] {
-		h(o.ctx, ev)
+		s.h(o.ctx, ev)
 		return nil
 	}
 	flushTo(o.ctx) // the agent gets what came before while h holds
-	ctx, cancel := context.WithTimeout(o.ctx, o.p.c.holdTimeout)
+	limit := s.holdTimeout
+	if limit == 0 {
+		limit = o.p.c.holdTimeout
+	}
+	ctx, cancel := context.WithTimeout(o.ctx, limit)
 	defer cancel()
-	h(ctx, ev)
+	s.h(ctx, ev)
 	if ctx.Err() == nil {
 		return nil
 	}
 	if err := o.ctx.Err(); err != nil {
 		return context.Cause(o.ctx)
 	}
-	return &HoldExpiredError{Event: ev.Type, After: o.p.c.holdTimeout, Request: ev.Method + " " + ev.URL}
+	return &HoldExpiredError{Event: ev.Type, After: limit, Request: ev.Method + " " + ev.URL}
 }
 
 // replyMethods are the Slack methods that deliver a message.
@@ -224,7 +231,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 		return p.serve(req, st)
 	}
 	o := &observation{p: p, ctx: req.Context(), start: time.Now(), base: Event{
-		Request: p.events.nextReq.Add(1), Method: req.Method, URL: req.URL.String(), Route: origin(req.URL)}}
+		Request: p.inflight.number(req), Method: req.Method, URL: req.URL.String(), Route: origin(req.URL)}}
 	if st != nil {
 		o.base.Route = st.rule.Name
 	}
@@ -449,7 +456,8 @@ func (b *observedBody) flush() error {
 var holdable = map[EventType]bool{EventModelRequest: true, EventToolRequest: true, EventReply: true}
 
 // streamEvents serves GET /v1/events: every event as one SSE data line,
-// the kinds named in ?hold= held until POST /v1/events/{id}/release.
+// the kinds named in ?hold= held until POST /v1/events/{id}/release, or
+// for ?holdTimeoutMs= at most (Proxy.HoldTimeout when not given).
 func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 	hold := map[EventType]bool{}
 	for _, name := range strings.Split(r.URL.Query().Get("hold"), ",") {
@@ -457,10 +465,19 @@ func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if !holdable[EventType(name)] {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("cannot hold %q: hold takes model_request, tool_request and reply", name))
+			badRequest(w, fmt.Sprintf("cannot hold %q: hold takes model_request, tool_request and reply", name), docEvents)
 			return
 		}
 		hold[EventType(name)] = true
+	}
+	var limit time.Duration
+	if v := r.URL.Query().Get("holdTimeoutMs"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 1 || time.Duration(ms)*time.Millisecond > maxHoldTimeout {
+			badRequest(w, fmt.Sprintf("holdTimeoutMs %q: want milliseconds, from 1 to %d", v, maxHoldTimeout.Milliseconds()), docEvents)
+			return
+		}
+		limit = time.Duration(ms) * time.Millisecond
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -472,7 +489,7 @@ func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 	// as soon as it sees the opening line misses nothing.
 	out := make(chan Event, 4096)
 	gone := r.Context().Done()
-	unsubscribe := p.Subscribe(func(ctx context.Context, ev Event) {
+	unsubscribe := p.subscribe(func(ctx context.Context, ev Event) {
 		var released chan struct{}
 		if hold[ev.Type] {
 			ev.Held = true
@@ -493,7 +510,7 @@ func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
 			case <-ctx.Done():
 			}
 		}
-	})
+	}, limit)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,9 +169,15 @@ type Proxy struct {
 	// Dir holds the cassettes.
 	Dir string
 	// Upstream sends live requests; nil means a transport that verifies
-	// certificates against the system roots and ignores proxy settings
-	// in the environment (the proxy must not send its traffic to itself).
+	// certificates against the system roots (or UpstreamRoots) and
+	// ignores proxy settings in the environment (the proxy must not send
+	// its traffic to itself).
 	Upstream http.RoundTripper
+	// UpstreamRoots, if set, are the roots the default Upstream verifies
+	// upstream certificates against, in place of the system roots: an
+	// upstream whose certificate a private CA signed (a staging gateway,
+	// a test's TLS server) needs its CA here. Unused when Upstream is set.
+	UpstreamRoots *x509.CertPool
 	// Timing paces replayed streams.
 	Timing Timing
 	// MaxRecord caps the recorded copy of one response body; a longer
@@ -370,7 +377,7 @@ func (p *Proxy) setup() error {
 	if c.upstream == nil {
 		c.upstream = &http.Transport{
 			Proxy:               nil,
-			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: p.UpstreamRoots},
 			ForceAttemptHTTP2:   true,
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     90 * time.Second,
@@ -466,7 +473,8 @@ func (p *Proxy) setup() error {
 // inside a tunnel.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	start := time.Now()
-	if !p.inflight.begin() {
+	req, ok := p.begin(req)
+	if !ok {
 		resp := p.text(req, http.StatusServiceUnavailable, OutcomeRefused, "agentvcr proxy: stopping: no new requests\n")
 		resp.Header.Set("Connection", "close")
 		resp.Close = true
@@ -482,9 +490,10 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 			return req, nil
 		}
 		p.count(func(s *Stats) { s.Refused++ })
+		p.log(slog.LevelWarn, "refused: the origin is not on the allow list", request(req.Method, req.URL.String(), ""), slog.String("origin", o))
 		resp := p.text(req, http.StatusForbidden, OutcomeRefused, fmt.Sprintf(
 			"agentvcr proxy: %s is not on the allow list; allow it with --allow %s (or pass --passthrough-unlisted to tunnel unlisted origins)\n", o, o))
-		p.inflight.done()
+		p.inflight.done(req)
 		p.logExchange(req, resp, "", start)
 		resp, _ = watchOf(ctx).corked(resp, nil)
 		return req, resp
@@ -520,7 +529,7 @@ func (p *Proxy) Stats() Stats {
 func (p *Proxy) Misses() []MissReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]MissReport(nil), p.misses...)
+	return append([]MissReport{}, p.misses...)
 }
 
 func (p *Proxy) count(f func(*Stats)) {
@@ -600,10 +609,10 @@ func (p *Proxy) warnEmptyReplay() {
 func (p *Proxy) exchange(req *http.Request, start time.Time, roundTrip func() (*http.Response, error)) (*http.Response, error) {
 	resp, err := roundTrip()
 	if err != nil || resp == nil {
-		p.inflight.done()
+		p.inflight.done(req)
 		return resp, err
 	}
-	p.track(resp)
+	p.track(req, resp)
 	if p.logging() {
 		rule := ""
 		if st := p.rule(req); st != nil {
@@ -683,8 +692,12 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 				p.misses = append(p.misses, miss)
 			}
 			p.mu.Unlock()
-			p.log(slog.LevelWarn, "missed: no recording matches", request(req.Method, req.URL.String(), st.rule.Name),
-				slog.Int("nearest", miss.NearestID), slog.Any("differs", miss.Differ))
+			if miss.Nearest != nil {
+				p.log(slog.LevelWarn, "missed: no recording matches", request(req.Method, req.URL.String(), st.rule.Name),
+					slog.Int("nearest", miss.NearestID), slog.Any("differs", miss.Differ))
+			} else {
+				p.log(slog.LevelWarn, "missed: no recording matches, and the rule's cassette has none", request(req.Method, req.URL.String(), st.rule.Name))
+			}
 			b, _ := json.MarshalIndent(map[string]any{"error": "agentvcr proxy: no recording matches this request, and the mode is replay: nothing went live", "miss": miss}, "", "  ")
 			return p.text(req, http.StatusPreconditionFailed, OutcomeMissed, string(b)+"\n"), nil
 		}
@@ -780,15 +793,29 @@ func (p *Proxy) upstream(req *http.Request) (*http.Response, error) {
 }
 
 // upstreamError answers for an upstream that failed: 504 when it timed
-// out, 502 otherwise, with the reason.
+// out, 502 otherwise, with the reason, which it logs as a warning: it is
+// why the agent's request failed.
 func (p *Proxy) upstreamError(req *http.Request, err error) *http.Response {
 	status := http.StatusBadGateway
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 		status = http.StatusGatewayTimeout
 	}
+	msg := fmt.Sprintf("upstream %s failed: %v", origin(req.URL), err)
+	if untrusted(err) {
+		msg += "; if a private CA signed its certificate, trust that CA (recorder proxy --upstream-ca FILE, Proxy.UpstreamRoots)"
+	}
+	p.log(slog.LevelWarn, msg, request(req.Method, req.URL.String(), ""))
 	p.count(func(s *Stats) { s.Live++ })
-	return p.text(req, status, OutcomeLive, fmt.Sprintf("agentvcr proxy: upstream %s failed: %v\n", origin(req.URL), err))
+	return p.text(req, status, OutcomeLive, "agentvcr proxy: "+msg+"\n")
+}
+
+// untrusted reports whether err is an upstream certificate that failed
+// verification.
+func untrusted(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknown) || errors.As(err, &verify)
 }
 
 func (p *Proxy) text(req *http.Request, status int, what Outcome, body string) *http.Response {
@@ -1070,6 +1097,11 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	}
 	ch := c.chunks[c.next]
 	if c.scale > 0 {
+		// Paced: what came before goes out now, even when this chunk is
+		// due already (the replay runs late, and sleep would not wait,
+		// nor flush): each chunk reaches the agent when it is released,
+		// not with the next one.
+		flushTo(c.ctx)
 		due := c.start.Add(time.Duration(float64(ch.After) * c.scale * float64(time.Millisecond)))
 		if err := sleep(c.ctx, time.Until(due)); err != nil {
 			return 0, err

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
+	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
 // rig is an upstream TLS server, a proxy in front of it, and a client that
@@ -33,13 +35,12 @@ type rig struct {
 	hits     atomic.Int64
 	proxy    *Proxy
 	client   *http.Client
-	front    string         // URL of the proxy
-	sent     chan time.Time // when the SSE upstream sent each event
+	front    string // URL of the proxy
 }
 
 func newRig(t *testing.T, mode Mode, dir string) *rig {
 	t.Helper()
-	r := &rig{sent: make(chan time.Time, 100)}
+	r := &rig{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/messages", func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
@@ -54,7 +55,6 @@ func newRig(t *testing.T, mode Mode, dir string) *rig {
 			}
 			fmt.Fprintf(w, "event: delta\ndata: {\"n\":%d}\n\n", i)
 			w.(http.Flusher).Flush()
-			r.sent <- time.Now()
 		}
 	})
 	mux.HandleFunc("/v1/fail", func(w http.ResponseWriter, req *http.Request) {
@@ -153,18 +153,24 @@ func (r *rig) restart(t *testing.T, change func(*Proxy)) {
 }
 
 // control is a client of a proxy's control API, as a test in another
-// language would use it.
+// language would use it. Every answer it gets is checked against the
+// control API's OpenAPI document.
 type control struct {
-	t     *testing.T
-	url   string
-	token string
+	t       *testing.T
+	url     string
+	token   string
+	client  *http.Client
+	checked *checkedTransport
 }
 
 // newControl serves p's control API with token for the test's length.
 func newControl(t *testing.T, p *Proxy, token string) *control {
 	srv := httptest.NewServer(p.Control(token))
 	t.Cleanup(srv.Close)
-	return &control{t: t, url: srv.URL, token: token}
+	ct := newCheckedTransport(t)
+	c := &control{t: t, url: srv.URL, token: token, client: &http.Client{Transport: ct}, checked: ct}
+	t.Cleanup(c.client.CloseIdleConnections)
+	return c
 }
 
 // open sends a call with token (none when empty) and returns the response
@@ -175,7 +181,7 @@ func (c *control) open(token, method, path, body string) *http.Response {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -315,62 +321,235 @@ func TestReplayOfABrokenRecordingSaysWhere(t *testing.T) {
 	}
 }
 
+// lockstep is an upstream that streams an Anthropic message in five
+// chunks, one text delta each, and sends a chunk only once its agent has
+// the one before (the test says so on acks), gap after that. A proxy that
+// held a chunk back would stall the stream: the upstream gives up after
+// 10 s and says which chunk its agent never got (stalled), so that a
+// test fails on a proxy that buffers without measuring how late anything
+// came.
+type lockstep struct {
+	gap     time.Duration
+	acks    chan int
+	stalled atomic.Int64 // the chunk whose agent did not get the one before; 0 for none
+}
+
+func newLockstep(gap time.Duration) *lockstep { return &lockstep{gap: gap, acks: make(chan int, 100)} }
+
+// lockstepChunks are the chunks it streams.
+var lockstepChunks = []string{
+	`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}` + "\n\n" +
+		`event: content_block_start` + "\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n" + lockstepDelta(0),
+	lockstepDelta(1), lockstepDelta(2), lockstepDelta(3),
+	lockstepDelta(4) + `event: content_block_stop` + "\n" + `data: {"type":"content_block_stop","index":0}` + "\n\n" +
+		`event: message_delta` + "\n" + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}` + "\n\n" +
+		`event: message_stop` + "\n" + `data: {"type":"message_stop"}` + "\n\n",
+}
+
+func lockstepDelta(i int) string {
+	return fmt.Sprintf("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"%d \"}}\n\n", i)
+}
+
+func (l *lockstep) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, chunk := range lockstepChunks {
+		if i > 0 {
+			select {
+			case <-l.acks:
+			case <-time.After(10 * time.Second):
+				l.stalled.Store(int64(i))
+				return
+			}
+			time.Sleep(l.gap) // the stream's own pace, which a realtime replay keeps
+		}
+		io.WriteString(w, chunk)
+		w.(http.Flusher).Flush()
+	}
+}
+
+// readDeltas reads a lockstep stream as its agent, telling acks of each
+// text delta as it arrives, and returns how many came.
+func readDeltas(t *testing.T, body io.Reader, acks chan<- int) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"text_delta"`) {
+			acks <- n
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// stalls measures when the test's process could not run its goroutines
+// (the machine busy with other work, a pause of the collector): a probe
+// goroutine wakes every millisecond and notes when it ran. With
+// GOMAXPROCS 1, the probe and the proxy share one processor, so what
+// kept one from running kept the other too.
+type stalls struct {
+	mu    sync.Mutex
+	ticks []time.Time
+}
+
+// watchStalls runs the probe, with GOMAXPROCS 1, until t ends.
+func watchStalls(t *testing.T) *stalls {
+	prev := runtime.GOMAXPROCS(1)
+	s := &stalls{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				s.mu.Lock()
+				s.ticks = append(s.ticks, time.Now()) // when it ran, not when its tick was due
+				s.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		runtime.GOMAXPROCS(prev)
+	})
+	return s
+}
+
+// during returns the longest time between a and b that the probe did not
+// run, past its period.
+func (s *stalls) during(a, b time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var longest time.Duration
+	for i := 1; i < len(s.ticks); i++ {
+		if s.ticks[i].After(a) && s.ticks[i-1].Before(b) {
+			longest = max(longest, s.ticks[i].Sub(s.ticks[i-1])-time.Millisecond)
+		}
+	}
+	if n := len(s.ticks); n > 0 && s.ticks[n-1].Before(b) {
+		longest = max(longest, b.Sub(s.ticks[n-1])) // not run since
+	}
+	return longest
+}
+
+// Streams reach the agent as they were sent: live, each chunk as the
+// upstream sends it; replayed in realtime, each at its recorded offset,
+// never before, and late by no more than 80 ms past the time the process
+// could not run; replayed fast, at once. That a chunk is not held back is
+// shown by lockstep (the next chunk is sent, or released, only once the
+// agent has the one before), not by when the test's goroutines ran; the
+// offsets are the proxy's own, from its progress events, against the
+// cassette's; and the time the process could not run is measured, not
+// guessed (see stalls).
 func TestStreamsArriveAsSent(t *testing.T) {
+	probe := watchStalls(t)
+	ls := newLockstep(100 * time.Millisecond)
+	upstream := httptest.NewTLSServer(ls)
+	defer upstream.Close()
 	dir := t.TempDir()
-	r := newRig(t, ModeAuto, dir)
-	arrivals := func(mode string) []time.Duration {
-		req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/stream", strings.NewReader(`{"stream":true}`))
-		start := time.Now()
-		resp, err := r.client.Do(req)
+	p, client := front(t, upstream, ModeAuto, dir, Rule{Name: "model", URLPrefix: upstream.URL + "/", Dialect: wire.Anthropic})
+	stream := func(client *http.Client, outcome Outcome, acks chan<- int) {
+		t.Helper()
+		resp, err := client.Post(upstream.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-test","stream":true}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if got := resp.Header.Get(Header); got != mode {
-			t.Fatalf("X-Agentvcr %q; want %q", got, mode)
+		if got := OutcomeOf(resp); got != outcome {
+			t.Fatalf("X-Agentvcr %q; want %q", got, outcome)
 		}
-		var at []time.Duration
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "data:") {
-				at = append(at, time.Since(start))
-				if mode != "replayed" {
-					// A proxy that buffered the response would hold
-					// the early events for the 400 ms of the whole.
-					sent := <-r.sent
-					if lag := time.Since(sent); lag > 60*time.Millisecond {
-						t.Errorf("%s: event %d arrived %v after the upstream sent it", mode, len(at)-1, lag)
-					}
-				}
-			}
-		}
-		if len(at) != 5 {
-			t.Fatalf("%s: %d events; want 5", mode, len(at))
-		}
-		return at
-	}
-	live := arrivals("recorded")
-	r.restart(t, func(p *Proxy) { p.Timing = Timing{Scale: 1} })
-	at := arrivals("replayed")
-	// Realtime replay sends each event at its recorded offset from the
-	// first: never early; late only by scheduling.
-	for i := 1; i < len(at); i++ {
-		want, got := live[i]-live[0], at[i]-at[0]
-		if got < want-20*time.Millisecond || got > want+80*time.Millisecond {
-			t.Errorf("realtime replay: event %d came %v after the first; live, %v", i, got, want)
+		if n := readDeltas(t, resp.Body, acks); n != 5 {
+			t.Fatalf("%s: %d text deltas; want 5", outcome, n)
 		}
 	}
-	r.restart(t, func(p *Proxy) { p.Timing = Timing{} })
-	at = arrivals("replayed")
-	if at[4]-at[0] > (live[4]-live[0])/4 {
-		t.Errorf("fast replay took %v; live, %v", at[4]-at[0], live[4]-live[0])
+	stream(client, OutcomeRecorded, ls.acks)
+	if i := ls.stalled.Load(); i != 0 {
+		t.Fatalf("live: the agent did not get chunk %d of the stream within 10 s: the proxy held it back", i-1)
 	}
-	if err := r.proxy.Flush(); err != nil {
+	if err := p.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	c, err := cassette.Load(filepath.Join(dir, "model.yaml"))
-	if err != nil || len(c.Interactions[0].Chunks) != 5 {
+	if err != nil || len(c.Interactions) != 1 || len(c.Interactions[0].Chunks) != 5 {
 		t.Fatalf("cassette: %v, %+v", err, c)
+	}
+	offset := func(i int) time.Duration { return time.Duration(c.Interactions[0].Chunks[i].After) * time.Millisecond }
+
+	// releases is when the proxy released each chunk of a replay, as its
+	// stream events say, and when it could go on after (lockstep: once the
+	// agent had the chunk before).
+	type release struct{ at, resumed time.Time }
+	replay := func(scale float64, lockstep bool) (request, response time.Time, rel []release) {
+		t.Helper()
+		rp, client := restart(t, upstream, p, func(p *Proxy) { p.Timing = Timing{Scale: scale} })
+		got := make(chan int, 100)
+		var mu sync.Mutex
+		stalled := -1
+		defer rp.Subscribe(func(_ context.Context, ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev.Type {
+			case EventRequest:
+				request = ev.Time
+			case EventResponse:
+				response = ev.Time
+			case EventStream:
+				r := release{at: ev.Time}
+				if lockstep && stalled < 0 && len(rel) > 0 {
+					mu.Unlock()
+					select {
+					case <-got:
+					case <-time.After(10 * time.Second):
+						stalled = len(rel)
+					}
+					mu.Lock()
+				}
+				r.resumed = time.Now()
+				rel = append(rel, r)
+			}
+		})()
+		stream(client, OutcomeReplayed, got)
+		mu.Lock()
+		defer mu.Unlock()
+		if stalled >= 0 {
+			t.Fatalf("replay: the agent did not get chunk %d within 10 s of its release: the proxy held it back", stalled-1)
+		}
+		if len(rel) != 5 {
+			t.Fatalf("replay: %d chunks released; want 5", len(rel))
+		}
+		return request, response, rel
+	}
+
+	// Realtime: chunk i is due at its recorded offset from the replay's
+	// start, which comes after the request event and before the response
+	// event. It is never released before; and it is released at most
+	// 80 ms after it was due and the proxy could go on, past the time the
+	// process could not run.
+	request, response, rel := replay(1, true)
+	for i, r := range rel {
+		if early := request.Add(offset(i)).Sub(r.at); early > 0 {
+			t.Errorf("realtime replay: chunk %d was released %v before its recorded offset %v", i, early, offset(i))
+		}
+		from := response.Add(offset(i))
+		if i > 0 && rel[i-1].resumed.After(from) {
+			from = rel[i-1].resumed
+		}
+		if late, stall := r.at.Sub(from), probe.during(from, r.at); late > 80*time.Millisecond+stall {
+			t.Errorf("realtime replay: chunk %d was released %v after it was due (offset %v); the process could not run for %v of that", i, late, offset(i), stall)
+		}
+	}
+	// Fast: the chunks go as fast as the proxy reads them.
+	_, _, rel = replay(0, false)
+	if took, stall := rel[4].at.Sub(rel[0].at), probe.during(rel[0].at, rel[4].at); took > (offset(4)-offset(0))/4+stall {
+		t.Errorf("fast replay released its chunks over %v (the process could not run for %v of that); live, they came over %v", took, stall, offset(4)-offset(0))
 	}
 }
 
@@ -535,41 +714,40 @@ func mustParse(s string) *url.URL {
 func TestCustomValuesAndPassthrough(t *testing.T) {
 	r := newRig(t, ModeAuto, t.TempDir())
 	p, client := front(t, r.upstream, ModeAuto, t.TempDir(),
-		Rule{Name: "model", URLPrefix: r.upstream.URL + "/v1/messages", Values: map[string]string{"request-id": `req_[a-z0-9]+`}},
-		Rule{Name: "stream", URLPrefix: r.upstream.URL + "/v1/stream", Mode: ModePassthrough})
+		Rule{Name: "model", URLPrefix: r.upstream.URL + "/v1/messages", Values: map[string]string{"request-id": `req_[a-z0-9]+`}})
 	r.client = client
 	r.post(t, "/v1/messages", `{"prompt":"hi","request":"req_abc123"}`)
-	for p.Stats().Recorded != 1 {
-		time.Sleep(10 * time.Millisecond)
+	// The agent may have the whole body before the proxy has read its
+	// end, which records it.
+	for deadline := time.Now().Add(10 * time.Second); p.Stats().Recorded != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded %d after 10 s; want 1", p.Stats().Recorded)
+		}
 	}
 	resp, body := r.post(t, "/v1/messages", `{"prompt":"hi","request":"req_zzz999"}`)
 	if resp.Header.Get(Header) != "replayed" || !strings.Contains(body, "req_zzz999") {
 		t.Fatalf("a custom changing value: %s %q", resp.Header.Get(Header), body)
 	}
 
-	// Passthrough streams each event as the upstream sends it.
-	req, _ := http.NewRequest("POST", r.upstream.URL+"/v1/stream", strings.NewReader(`{}`))
-	resp, err := client.Do(req)
+	// Passthrough streams each chunk as the upstream sends it: the
+	// upstream sends the next only once the agent has the one before.
+	ls := newLockstep(0)
+	streaming := httptest.NewTLSServer(ls)
+	defer streaming.Close()
+	p, client = front(t, streaming, ModeAuto, t.TempDir(), Rule{Name: "stream", URLPrefix: streaming.URL + "/", Mode: ModePassthrough})
+	resp, err := client.Post(streaming.URL+"/v1/messages", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.Header.Get(Header) != "passthrough" {
-		t.Fatalf("X-Agentvcr %q", resp.Header.Get(Header))
+	if OutcomeOf(resp) != OutcomePassthrough {
+		t.Fatalf("X-Agentvcr %q", OutcomeOf(resp))
 	}
-	sc := bufio.NewScanner(resp.Body)
-	n := 0
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "data:") {
-			// Buffering would hold the early events for the whole 400 ms.
-			if lag := time.Since(<-r.sent); lag > 60*time.Millisecond {
-				t.Errorf("passthrough: event %d arrived %v after it was sent", n, lag)
-			}
-			n++
-		}
+	if n := readDeltas(t, resp.Body, ls.acks); n != 5 || ls.stalled.Load() != 0 {
+		t.Fatalf("passthrough: %d text deltas (want 5); the agent did not get chunk %d within 10 s", n, ls.stalled.Load()-1)
 	}
-	if n != 5 || p.Stats().Recorded != 1 {
-		t.Fatalf("%d events, %d recorded; want 5 and the one from before", n, p.Stats().Recorded)
+	if st := p.Stats(); st.Passthrough != 1 || st.Recorded != 0 {
+		t.Fatalf("stats %+v; want one passthrough, nothing recorded", st)
 	}
 }
 

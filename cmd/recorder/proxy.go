@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +44,7 @@ type proxyFlags struct {
 	headerTimeout       time.Duration
 	handshakeTimeout    time.Duration
 	idleTimeout         time.Duration
+	upstreamCAs         []string
 }
 
 // modelRules names the rules --fake-model answers from the scripted model.
@@ -70,8 +73,9 @@ loopback). On a terminal it also says, on stderr, what it serves, the
 warnings, and what to run next. It logs one line per exchange to stderr
 (method, url, status, outcome, rule, ms to the response's headers), and
 warnings: a replay miss, a response not recorded, replay with nothing
-recorded. --quiet keeps the warnings only; --log-format json writes each
-line as a JSON object.
+recorded, a refused origin, an upstream that failed (its TLS too: trust a
+private CA with --upstream-ca). --quiet keeps the warnings and errors only;
+--log-format json writes each line as a JSON object.
 
 A connection that sends nothing closes after --header-timeout (30 s), a
 tunnel's TLS handshake after --handshake-timeout (30 s), and a keep-alive
@@ -82,13 +86,13 @@ flight finish for up to 10 s, ends an open test scope as failed (an
 interrupted test did not pass: its recordings are not written), writes
 what it recorded, says so, and exits 130.
 
-Modes: auto (replay, or go live and record), replay (a miss gets 412 and
-nothing goes live), record (go live and record again, replacing what the
-cassette held of the request), passthrough (go live, write nothing), mock
-(Slack answered by the in-process mock; for a rule, "mode: mock" in
---config), fake (model requests answered by the scripted model, for a
-rule, or --fake-model for the model rules). The default is auto, or replay
-when $CI is set.
+Modes (--mode): auto (replay, or go live and record), replay (a miss gets
+412 and nothing goes live), record (go live and record again, replacing
+what the cassette held of the request), passthrough (go live, write
+nothing), mock (Slack answered by the in-process mock; for a rule, "mode:
+mock" in --config). The default is auto, or replay when $CI is set. A rule
+may also be in mode fake (model requests answered by the scripted model),
+as --fake-model puts the model rules.
 
 Many proxies may share one --dir (a proxy per test worker): each merges
 what it recorded into the cassettes under a lock file beside each, and
@@ -108,7 +112,7 @@ README lists every call.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8899", "address of the proxy")
 	fl.StringVar(&f.control, "control", "127.0.0.1:0", "address of the control API (loopback only)")
-	fl.StringVar(&f.mode, "mode", "", "auto, replay, record, passthrough or mock (default auto; replay when $CI is set)")
+	fl.StringVar(&f.mode, "mode", "", orList(proxyModes)+" (default auto; replay when $CI is set)")
 	fl.StringVar(&f.dir, "dir", "recordings/cassettes", "directory of the cassettes")
 	fl.StringVar(&f.config, "config", "", "rules and allow list (YAML or JSON); replaces the defaults")
 	fl.StringArrayVar(&f.allow, "allow", nil, "also allow this origin (scheme://host[:port]); repeatable")
@@ -123,7 +127,42 @@ README lists every call.`,
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "close a tunnel whose TLS handshake takes longer; 0 for none")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for longer; 0 for none")
 	fl.BoolVar(&f.fakeModel, "fake-model", false, "answer the model rules (model, anthropic, openai) from the scripted model: script it with POST /v1/fakeai/respond")
+	fl.StringArrayVar(&f.upstreamCAs, "upstream-ca", nil, "also trust the CA certificates in this PEM file for upstream TLS (a private CA's gateway or test server); repeatable")
 	return cmd
+}
+
+// proxyModes are the modes --mode takes: fake answers model requests
+// only, so it is a rule's mode (or --fake-model's), never the proxy's.
+var proxyModes = []string{string(proxy.ModeAuto), string(proxy.ModeReplay), string(proxy.ModeRecord), string(proxy.ModePassthrough), string(proxy.ModeMock)}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// upstreamRoots returns the system roots and the certificates in files,
+// or nil when files is empty.
+func upstreamRoots(files []string) (*x509.CertPool, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, cli.Usagef("--upstream-ca: %v", err)
+		}
+		if !roots.AppendCertsFromPEM(b) {
+			return nil, cli.Usagef("--upstream-ca %s: no PEM certificate in it", name)
+		}
+	}
+	return roots, nil
 }
 
 func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
@@ -133,11 +172,11 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 	}
 	if f.mode != "" {
 		m, err := proxy.ParseMode(f.mode)
-		if err != nil {
-			return nil, nil, cli.UsageError{Err: err}
-		}
 		if m == proxy.ModeFake {
 			return nil, nil, cli.Usagef("--mode fake: the scripted model answers model requests only; pass --fake-model to answer the model rules from it")
+		}
+		if err != nil {
+			return nil, nil, cli.Usagef("--mode %q: use %s", f.mode, orList(proxyModes))
 		}
 		mode = m
 	}
@@ -191,6 +230,10 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 			return nil, nil, cli.Usagef("--fake-model: no rule is named %s (see --config)", modelRules)
 		}
 	}
+	roots, err := upstreamRoots(f.upstreamCAs)
+	if err != nil {
+		return nil, nil, err
+	}
 	authority, err := ca.Open(f.caDir)
 	if err != nil {
 		return nil, nil, err
@@ -210,7 +253,7 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		}
 	}
 	return &proxy.Proxy{CA: authority, Allow: append(allow, f.allow...), PassthroughUnlisted: passthrough, Rules: rules,
-		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler),
+		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler), UpstreamRoots: roots,
 		ReadHeaderTimeout: deadlines[0], HandshakeTimeout: deadlines[1], IdleTimeout: deadlines[2]}, authority, nil
 }
 

@@ -275,3 +275,88 @@ func TestProxyFakeModel(t *testing.T) {
 		t.Fatalf("--mode fake: %+v", r)
 	}
 }
+
+// --upstream-ca trusts a private CA for upstream TLS: a loopback upstream
+// whose certificate that CA signed is refused without the flag, and the
+// warning that says why is logged even with --quiet; with it, it is
+// served.
+func TestProxyUpstreamCA(t *testing.T) {
+	private, err := ca.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := private.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("private hello")) }))
+	upstream.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}}
+	upstream.StartTLS()
+	defer upstream.Close()
+	caFile := filepath.Join(t.TempDir(), "private-ca.pem")
+	os.WriteFile(caFile, private.PEM(), 0o644)
+
+	get := func(args ...string) (int, string, string) {
+		t.Helper()
+		stderr := newStderrLines()
+		rp := startProxy(t, stderr, append([]string{"--mode", "passthrough", "--allow", upstream.URL, "--quiet", "--dir", t.TempDir()}, args...)...)
+		pem, err := os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentvcr", "ca.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(pem)
+		proxyURL, _ := url.Parse(rp.proxy)
+		client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(upstream.URL + "/hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		line := ""
+		if resp.StatusCode != http.StatusOK {
+			line = stderr.waitFor(t, "level=WARN")
+		}
+		return resp.StatusCode, string(b), line
+	}
+	code, body, warning := get()
+	if code != http.StatusBadGateway || !strings.Contains(body, "certificate") {
+		t.Fatalf("without --upstream-ca: %d %q; want 502 naming the certificate", code, body)
+	}
+	if !strings.Contains(warning, "certificate signed by unknown authority") || !strings.Contains(warning, "--upstream-ca") {
+		t.Fatalf("with --quiet, the warning %q does not say why, nor what to do", warning)
+	}
+	if code, body, _ := get("--upstream-ca", caFile); code != http.StatusOK || body != "private hello" {
+		t.Fatalf("with --upstream-ca: %d %q", code, body)
+	}
+
+	notPEM := filepath.Join(t.TempDir(), "not.pem")
+	os.WriteFile(notPEM, []byte("hello"), 0o644)
+	for _, file := range []string{notPEM, filepath.Join(t.TempDir(), "missing.pem")} {
+		if r := recorder(t, "", "proxy", "--upstream-ca", file); r.code != 2 || !strings.Contains(r.stderr, file) {
+			t.Errorf("--upstream-ca %s: %+v; want exit 2 naming the file", file, r)
+		}
+	}
+}
+
+// --mode lists only the modes it takes, and an unknown one is refused
+// with that list.
+func TestProxyModeFlagListsWhatItTakes(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	help := recorder(t, "", "proxy", "--help")
+	var modeLine string
+	for _, l := range strings.Split(help.stdout+help.stderr, "\n") {
+		if strings.Contains(l, "--mode string") {
+			modeLine = l
+		}
+	}
+	if !strings.Contains(modeLine, "auto, replay, record, passthrough or mock") || strings.Contains(modeLine, "fake") {
+		t.Fatalf("--mode's help: %q", modeLine)
+	}
+	r := recorder(t, "", "proxy", "--mode", "sideways")
+	if r.code != 2 || !strings.Contains(r.stderr, "use auto, replay, record, passthrough or mock") || strings.Contains(r.stderr, "fake") {
+		t.Fatalf("--mode sideways: %+v", r)
+	}
+}

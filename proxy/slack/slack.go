@@ -160,11 +160,13 @@ func (m *Mock) QueueRateLimit(method string, retryAfter time.Duration) {
 		retryAfter: int(retryAfter.Seconds()), body: map[string]any{"ok": false, "error": "ratelimited"}})
 }
 
-// Calls returns the calls of method, or all calls for "".
+// Calls returns the calls of method, or all calls for "". Like every
+// list the mock returns, it is empty, not nil, when there are none: the
+// control API answers it as [] for clients in any language.
 func (m *Mock) Calls(method string) []Call {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Call
+	out := []Call{}
 	for _, c := range m.calls {
 		if method == "" || c.Method == method {
 			out = append(out, c)
@@ -178,7 +180,7 @@ func (m *Mock) Calls(method string) []Call {
 func (m *Mock) Unknown() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.unknown)
+	return append([]string{}, m.unknown...)
 }
 
 // Messages returns the messages of a channel that everyone sees, oldest
@@ -186,7 +188,7 @@ func (m *Mock) Unknown() []string {
 func (m *Mock) Messages(channel string) []Message {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Message
+	out := []Message{}
 	for _, msg := range m.messages[channel] {
 		if !msg.Deleted && msg.Ephemeral == "" {
 			out = append(out, *msg)
