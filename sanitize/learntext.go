@@ -142,7 +142,8 @@ var phoneKeys = map[string]bool{
 func (s *Sanitizer) learnMemberPhone(text string) {
 	for _, m := range phoneRunRe.FindAllString(text, -1) {
 		if countDigits(m) >= 7 {
-			s.dict.add(KindPhone, strings.TrimLeft(m, "+"))
+			// With its +, the fake keeps the country code.
+			s.dict.add(KindPhone, m)
 		}
 	}
 }
@@ -179,13 +180,13 @@ var (
 	// an environment file.
 	iniCredRe = regexp.MustCompile(`(?im)^[ \t]*(?:export[ \t]+)?(?:aws_access_key_id|aws_secret_access_key|aws_session_token|[a-z_]*password|[a-z_]*secret|[a-z_]*token)[ \t]*[=:][ \t]*["']?([^\s"']{6,})`)
 	// userArgRe is a user and password given to curl, wget and the like:
-	// -u user:pass, --user user:pass, --proxy-user, and mysql's -ppass
-	// after -u; passArgRe is --password and --pass with a value.
+	// -u user:pass, --user user:pass, --proxy-user; passArgRe is
+	// --password and --pass with a value, quoted or not.
 	userArgRe = regexp.MustCompile(`(?:^|\s)(?:-u|--user|--proxy-user|-U)(?:\s+|=)(["']?)([^\s"':]*):([^\s"']+)`)
-	passArgRe = regexp.MustCompile(`(?:^|\s)(?:--password|--passwd|--pass|--http-password|--proxy-password)(?:\s+|=)(["']?)([^\s"']+)|(?:^|\s)-u\s*\S+\s+-p([^\s"']{3,})`)
+	passArgRe = regexp.MustCompile(`(?:^|\s)(?:--password|--passwd|--pass|--http-password|--proxy-password)(?:\s+|=)(?:'([^'\n]+)'|"([^"\n]+)"|([^\s"']+))`)
 	// shortPassRe is -p with a password where the command takes one so:
 	// sshpass, docker/podman/helm login, and mysql after its -u.
-	shortPassRe = regexp.MustCompile(`(?:\bsshpass|\blogin|\bmysql\w*|\s-u\s*\S+)(?:\s+-{1,2}[a-zA-Z][\w-]*(?:[ =][^\s-]\S*)?)*?\s+-p(?:\s+|=)?(["']?)([^\s"']{3,})`)
+	shortPassRe = regexp.MustCompile(`(?:\bsshpass|\blogin|\bmysql\w*|\s-u\s*\S+)(?:\s+-{1,2}[a-zA-Z][\w-]*(?:[ =][^\s-]\S*)?)*?\s+-p(?:\s+|=)?(?:'([^'\n]+)'|"([^"\n]+)"|([^\s"']{3,}))`)
 	// authLineRe is an Authorization header written out (curl -H, a pasted
 	// request): the credential after its scheme.
 	authLineRe = regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*:\s*(?:bearer|basic|token|bot|digest|apikey|api-key|sso-key)\s+([^\s"',]{6,})`)
@@ -241,11 +242,14 @@ func (s *Sanitizer) learnContext(text string) {
 		add(KindSecret, userArgRe, 3)
 	}
 	if strings.Contains(text, "--pass") || strings.Contains(text, "--http-pass") || strings.Contains(text, "--proxy-pass") || strings.Contains(text, "-u") {
-		add(KindSecret, passArgRe, 2)
-		add(KindSecret, passArgRe, 3)
+		for g := 1; g <= 3; g++ {
+			add(KindSecret, passArgRe, g)
+		}
 	}
 	if strings.Contains(text, " -p") {
-		add(KindSecret, shortPassRe, 2)
+		for g := 1; g <= 3; g++ {
+			add(KindSecret, shortPassRe, g)
+		}
 	}
 	if has("authorization") {
 		add(KindSecret, authLineRe, 1)

@@ -188,9 +188,10 @@ func actsAfter(a, b nameWord, text string, next int) bool {
 }
 
 // isPairGap reports whether what stands between two words lets them be
-// one name: a single space or no-break space.
+// one name: a single space or no-break space, or an underscore, as in a
+// file name (Oskar_Lindqvist_notes.txt).
 func isPairGap(gap string) bool {
-	return gap == " " || gap == "\u00a0"
+	return gap == " " || gap == "\u00a0" || gap == "_"
 }
 
 // isName decides a pair of adjacent title-case words of one script.

@@ -22,6 +22,7 @@ func TestDetectNames(t *testing.T) {
 		{"Позвони Ивану Петрову, Иван Петров ждёт", []string{"Ивану Петрову", "Иван Петров"}},
 		{"Στείλε στον Γεώργιο Παπαδόπουλο", []string{"Γεώργιο Παπαδόπουλο"}},
 		{"Mary Ann Smith joined", []string{"Mary Ann", "Ann Smith"}},
+		{"see Oskar_Lindqvist_notes.txt", []string{"Oskar Lindqvist"}},
 		// Product phrases and headings are no names.
 		{"The Chat Completions API, Go Modules and Max Tokens", nil},
 		{"Claude Sonnet and Claude Opus answer; Grant Access to the Web API", nil},
@@ -121,6 +122,7 @@ func TestContextValuesAreReplacedEverywhere(t *testing.T) {
 		"AKIAIOSFODNN7EXAMPLF\n" + secretKey,
 		"curl -u someone@example.com:Pa55word! https://api.corp.io",
 		"mysql -u admin -pS3cretive db",
+		"mysql -uroot -p'Qu0ted Pass' db",
 		"wget --password=Hunter2Hunter2 https://corp.io/x",
 		"curl -H 'Authorization: Bearer opaque-credential-4711' https://corp.io",
 		"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLG\naws_secret_access_key = another/Secret+Key0123456789abcdefghij",
@@ -134,7 +136,7 @@ func TestContextValuesAreReplacedEverywhere(t *testing.T) {
 			"client_email": "deployer@acme-prod-4711.iam.gserviceaccount.com"}}),
 	)
 	out := sanitize(t, doc, Options{})
-	for _, gone := range []string{secretKey, "Pa55word!", "S3cretive", "Hunter2Hunter2", "opaque-credential-4711",
+	for _, gone := range []string{secretKey, "Pa55word!", "S3cretive", "Qu0ted", " Pass'", "Hunter2Hunter2", "opaque-credential-4711",
 		"another/Secret+Key0123456789abcdefghij", "123-45-6789", "1984-03-12", "12 March 1984", "X1234567",
 		"4915112345670", "0151 1234 5670", "acme-prod-4711", "3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d8e7f6a5b", "104729475829104857201"} {
 		if strings.Contains(out, gone) {

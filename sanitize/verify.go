@@ -733,12 +733,24 @@ func (f *formReader) appendForms(out []string, s string, depth int) []string {
 		return out
 	}
 	for i := 0; i < len(s); {
+		start := i
 		tok, next := nextBase64Candidate(s, i)
 		i = next
 		if tok == "" {
 			continue
 		}
-		text, ok := f.decodeBase64Text(tok)
+		// Base64 wrapped over lines (GitHub's contents API: 60 a line) is
+		// read whole: its lines alone decode to pieces of the text, which
+		// cut a fake address in two ("x@example.c", "om").
+		text, ok := "", false
+		if joined, end := wrappedBase64(s, start, next); end > next {
+			if text, ok = f.decodeBase64Text(joined); ok {
+				i = end
+			}
+		}
+		if !ok {
+			text, ok = f.decodeBase64Text(tok)
+		}
 		if !ok {
 			continue
 		}
@@ -812,6 +824,42 @@ loop:
 		return s[i:k], max(k, i+1)
 	}
 	return "", max(k, i+1)
+}
+
+// wrappedBase64 returns the run of base64 lines that starts with the
+// line s[start:end], joined without their line breaks, and where it ends;
+// end is returned when no line follows.
+func wrappedBase64(s string, start, end int) (string, int) {
+	var b strings.Builder
+	pos := end
+	for {
+		brk := 0
+		switch {
+		case strings.HasPrefix(s[pos:], "\r\n"):
+			brk = 2
+		case strings.HasPrefix(s[pos:], "\n"):
+			brk = 1
+		}
+		if brk == 0 || s[pos-1] == '=' {
+			break
+		}
+		j := pos + brk
+		for j < len(s) && (isAlnumASCII(s[j]) || strings.IndexByte("+/_-=", s[j]) >= 0) {
+			j++
+		}
+		if j == pos+brk {
+			break
+		}
+		if b.Len() == 0 {
+			b.WriteString(s[start:pos])
+		}
+		b.WriteString(s[pos+brk : j])
+		pos = j
+	}
+	if b.Len() == 0 {
+		return "", end
+	}
+	return b.String(), pos
 }
 
 var base64Encodings = []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding}
