@@ -136,12 +136,17 @@ var englishGz []byte
 
 // englishWords are the lower-case words of SCOWL's American English list
 // at size 50 (Debian's wamerican, 2020.12.07): see words/SCOWL-COPYRIGHT.
-var englishWords = sync.OnceValue(func() map[string]struct{} {
-	zr, err := gzip.NewReader(bytes.NewReader(englishGz))
+var englishWords = sync.OnceValue(func() map[string]struct{} { return readWordList(englishGz) })
+
+// readWordList reads an embedded gzipped list of words, one a line: the
+// English words, and the given names and surnames that the name detector
+// and the leak check read alike (data, not matching code).
+func readWordList(gz []byte) map[string]struct{} {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		panic("sanitize: embedded word list: " + err.Error()) // embedded and tested
 	}
-	words := make(map[string]struct{}, 64000)
+	words := make(map[string]struct{}, 20000)
 	sc := bufio.NewScanner(zr)
 	for sc.Scan() {
 		words[sc.Text()] = struct{}{}
@@ -150,7 +155,7 @@ var englishWords = sync.OnceValue(func() map[string]struct{} {
 		panic("sanitize: embedded word list: " + err.Error())
 	}
 	return words
-})
+}
 
 // englishWord reports whether a lower-case word is in the English word
 // list.

@@ -1,9 +1,6 @@
 package sanitize
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -62,26 +59,11 @@ const (
 )
 
 var names = sync.OnceValue(func() *nameLists {
-	read := func(gz []byte) map[string]struct{} {
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			panic("sanitize: embedded name list: " + err.Error()) // embedded and tested
-		}
-		set := make(map[string]struct{}, 20000)
-		sc := bufio.NewScanner(zr)
-		for sc.Scan() {
-			set[sc.Text()] = struct{}{}
-		}
-		if err := sc.Err(); err != nil {
-			panic("sanitize: embedded name list: " + err.Error())
-		}
-		return set
-	}
 	h := sha256.New()
 	h.Write(givenGz)
 	h.Write(surnamesGz)
 	h.Write(englishGz)
-	l := &nameLists{given: read(givenGz), surnames: read(surnamesGz), stems: map[string]stemOf{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
+	l := &nameLists{given: readWordList(givenGz), surnames: readWordList(surnamesGz), stems: map[string]stemOf{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
 	for list, set := range map[stemOf]map[string]struct{}{givenStem: l.given, surnameStem: l.surnames} {
 		for w := range set {
 			if r, _ := utf8.DecodeRuneInString(w); scriptOf(r) != scriptCyrillic && scriptOf(r) != scriptGreek {

@@ -1,9 +1,6 @@
 package sanitize
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	_ "embed"
 	"strings"
 	"sync"
@@ -65,22 +62,6 @@ var leakNames = sync.OnceValue(func() *leakNameLists {
 	}
 	return l
 })
-
-func readWordList(gz []byte) map[string]struct{} {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		panic("sanitize: embedded word list: " + err.Error()) // embedded and tested
-	}
-	words := make(map[string]struct{}, 20000)
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		words[sc.Text()] = struct{}{}
-	}
-	if err := sc.Err(); err != nil {
-		panic("sanitize: embedded word list: " + err.Error())
-	}
-	return words
-}
 
 // stampNames is what the stamp says of the name detector: that it was
 // off, when it was, so that Check does not look for names the rewrite was
