@@ -32,7 +32,15 @@ type Finding struct {
 //
 // Without the key, Check cannot tell the sanitizer's fake dates of birth
 // and passport numbers from real ones: it does not look for them.
+//
+// Check reads the junior profile's rules; CheckWith reads others.
 func Check(doc []byte, file string) ([]Finding, error) {
+	return CheckWith(doc, file, DefaultRules())
+}
+
+// CheckWith is Check with the rules the file was sanitized with: their
+// notSecrets, idFields and notNames.
+func CheckWith(doc []byte, file string, rules *Rules) ([]Finding, error) {
 	if IsPeopleFile(doc) {
 		return []Finding{{File: file, Seq: -1, Problem: "a people file (personal data of every person of a database): never commit it; delete it from the tree"}}, nil
 	}
@@ -47,7 +55,7 @@ func Check(doc []byte, file string) ([]Finding, error) {
 			Problem: "no sanitizer stamp: run sanitize on the raw export before committing it"})
 	}
 	// The name detector was on unless the stamp says it was off.
-	c := &checker{det: newDetectors(DefaultRules(), stamp.Get("detectNames").Type != gjson.False)}
+	c := &checker{det: newDetectors(rules, stamp.Get("detectNames").Type != gjson.False)}
 	r := &leakRun{found: c.found, member: c.det.memberHits, fk: newFaker([]byte("agentvcr-check-digests"), nil), nested: map[int64]int{}}
 	r.run(src)
 	for _, h := range r.hits {

@@ -20,7 +20,10 @@ import (
 var errCheckFailed = errors.New("check failed")
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		rulesFile string
+	)
 	cmd := &cobra.Command{
 		Use:   "check [--json] PATH...",
 		Short: "Check recorded history meant for git: stamped, no emails, no secrets",
@@ -31,9 +34,23 @@ in CI over the recordings in git. Directories are searched for *.json files;
 sanitizer reports found there are skipped. Findings name the file, row seq
 and JSON path, never the value.`,
 		Example: `  sanitize check recordings/
-  sanitize check --json recordings/launch.json`,
+  sanitize check --json recordings/launch.json
+  sanitize check --rules rules.json recordings/`,
 		Args: cli.Args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			rules := sanitize.DefaultRules()
+			if rulesFile != "" {
+				f, err := os.Open(rulesFile)
+				if err != nil {
+					return badInput(fmt.Errorf("--rules: %w", err))
+				}
+				more, err := sanitize.ParseRules(f, rulesFile)
+				f.Close()
+				if err != nil {
+					return badInput(err)
+				}
+				rules.Merge(more)
+			}
 			var files []string
 			for _, p := range args {
 				info, err := os.Stat(p)
@@ -61,7 +78,7 @@ and JSON path, never the value.`,
 					continue
 				}
 				checked++
-				found, err := sanitize.Check(doc, f)
+				found, err := sanitize.CheckWith(doc, f, rules)
 				if err != nil {
 					return err
 				}
@@ -86,6 +103,7 @@ and JSON path, never the value.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per problem")
+	cmd.Flags().StringVar(&rulesFile, "rules", "", "the rules file the files were sanitized with, on top of the junior profile's (its notNames, notSecrets, idFields)")
 	return cmd
 }
 

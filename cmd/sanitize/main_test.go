@@ -239,3 +239,30 @@ func TestOutputDirectoryIsMade(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCheckReadsTheRulesTheFileWasSanitizedWith(t *testing.T) {
+	// A phrase the rules keep ("Jordan Park" is a listed given name and
+	// surname) passes sanitize; check with the same rules passes it too,
+	// and check without them names it.
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	os.WriteFile(rules, []byte(`{"version":1,"notNames":["Jordan Park"]}`), 0o600)
+	in := filepath.Join(dir, "in.json")
+	os.WriteFile(in, []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"the Jordan Park office"}}]}`), 0o600)
+	out := filepath.Join(dir, "out.json")
+	if r := sanitizeCmd(t, withKey, "", "--rules", rules, "-o", out, in); r.code != 0 {
+		t.Fatalf("sanitize: %+v", r)
+	}
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "Jordan Park office") {
+		t.Fatalf("the phrase in notNames was replaced: %s", b)
+	}
+	if r := sanitizeCmd(t, nil, "", "check", "--rules", rules, out); r.code != 0 {
+		t.Fatalf("check --rules: %+v", r)
+	}
+	if r := sanitizeCmd(t, nil, "", "check", out); r.code != 1 || !strings.Contains(r.stdout, "notNames") {
+		t.Fatalf("check without the rules: %+v; want the name found", r)
+	}
+	if r := sanitizeCmd(t, nil, "", "check", "--rules", filepath.Join(dir, "missing.json"), out); r.code != 2 {
+		t.Fatalf("check --rules with a missing file: %+v; want exit 2", r)
+	}
+}
