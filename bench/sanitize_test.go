@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/sanitize"
 )
@@ -17,37 +15,9 @@ import (
 // with its own people and channel, until they hold at least size bytes.
 func corpusOf(tb testing.TB, size int) ([][]byte, int) {
 	tb.Helper()
-	var docs [][]byte
-	total := 0
-	names := []string{"Ada Quill", "Bo Rivet", "Cy Ledger", "Dee Marsh", "Eli Stone", "Fay North", "Gus Vale", "Hal Brook"}
-	for i := 0; total < size; i++ {
-		b := juniortest.Slack(fmt.Sprintf("C0BENCH%03d", i%1000), fmt.Sprintf("17900%05d.000100", i))
-		a := b.SlackPerson(2*i+1, "T0AGENTVCR", fmt.Sprintf("U0%08X", uint32(i)*2654435761), names[i%len(names)])
-		c := b.SlackPerson(2*i+2, "T0AGENTVCR", fmt.Sprintf("U1%08X", uint32(i)*2246822519), names[(i+3)%len(names)])
-		for turn := 0; turn < 40; turn++ {
-			who := a
-			if turn%3 == 2 {
-				who = c
-			}
-			b.Turn(who, fmt.Sprintf("Step %d: %s, check https://acme.slack.com/archives/C0BENCH%03d and mail %s", turn,
-				*c.DisplayName, i%1000, *c.Email), "Done: timeline summarized, three actions open.",
-				juniortest.Tool{Name: "webFetch", Args: map[string]any{"url": "https://example.com/incident"},
-					Result: "Incident timeline: 14:02 deploy, 14:05 alerts, 14:09 rollback, 14:30 all clear."})
-		}
-		conv := b.Conversation()
-		rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface,
-			Exporter: &history.Exporter{Tool: "agentvcr", ConversationID: conv.ID}, Identities: conv.Identities}}
-		for _, e := range conv.Events {
-			if !juniortest.Uncopied(e.Type) {
-				rec.Events = append(rec.Events, e)
-			}
-		}
-		var buf bytes.Buffer
-		if err := history.Write(&buf, rec); err != nil {
-			tb.Fatal(err)
-		}
-		docs = append(docs, buf.Bytes())
-		total += buf.Len()
+	docs, total, err := juniortest.Exports(size)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return docs, total
 }

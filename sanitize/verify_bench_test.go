@@ -1,48 +1,19 @@
 package sanitize
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
-	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 )
 
-// benchDocs builds Junior-shaped Slack exports (the shape of bench's
-// corpus) until they hold size bytes.
+// benchDocs builds Junior-shaped Slack exports (bench's corpus) until
+// they hold size bytes.
 func benchDocs(tb testing.TB, size int) [][]byte {
 	tb.Helper()
-	var docs [][]byte
-	names := []string{"Ada Quill", "Bo Rivet", "Cy Ledger", "Dee Marsh", "Eli Stone", "Fay North", "Gus Vale", "Hal Brook"}
-	for i, total := 0, 0; total < size; i++ {
-		b := juniortest.Slack(fmt.Sprintf("C0BENCH%03d", i%1000), fmt.Sprintf("17900%05d.000100", i))
-		a := b.SlackPerson(2*i+1, "T0AGENTVCR", fmt.Sprintf("U0%08X", uint32(i)*2654435761), names[i%len(names)])
-		c := b.SlackPerson(2*i+2, "T0AGENTVCR", fmt.Sprintf("U1%08X", uint32(i)*2246822519), names[(i+3)%len(names)])
-		for turn := 0; turn < 40; turn++ {
-			who := a
-			if turn%3 == 2 {
-				who = c
-			}
-			b.Turn(who, fmt.Sprintf("Step %d: %s, check https://acme.slack.com/archives/C0BENCH%03d and mail %s", turn,
-				*c.DisplayName, i%1000, *c.Email), "Done: timeline summarized, three actions open.",
-				juniortest.Tool{Name: "webFetch", Args: map[string]any{"url": "https://example.com/incident"},
-					Result: "Incident timeline: 14:02 deploy, 14:05 alerts, 14:09 rollback, 14:30 all clear."})
-		}
-		conv := b.Conversation()
-		rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface,
-			Exporter: &history.Exporter{Tool: "agentvcr", ConversationID: conv.ID}, Identities: conv.Identities}}
-		for _, e := range conv.Events {
-			if !juniortest.Uncopied(e.Type) {
-				rec.Events = append(rec.Events, e)
-			}
-		}
-		var buf bytes.Buffer
-		if err := history.Write(&buf, rec); err != nil {
-			tb.Fatal(err)
-		}
-		docs = append(docs, buf.Bytes())
-		total += buf.Len()
+	docs, _, err := juniortest.Exports(size)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return docs
 }

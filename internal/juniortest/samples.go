@@ -1,6 +1,11 @@
 package juniortest
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/agentvcr/agentvcr/history"
+)
 
 // SlackThread is a Slack thread with two people: a tool-using turn, rows a
 // fork never copies, a seq gap, a compaction that starts history version 1,
@@ -51,4 +56,42 @@ func Long(n int) *Conversation {
 		}
 	}
 	return b.Conversation()
+}
+
+// Exports are raw exports of Junior-shaped Slack conversations of 40 turns,
+// each with its own two people and channel, as recorded history without
+// the rows a fork never copies, until they hold at least size bytes:
+// the sanitizer's benchmark corpus. total is their size.
+func Exports(size int) (docs [][]byte, total int, err error) {
+	names := []string{"Ada Quill", "Bo Rivet", "Cy Ledger", "Dee Marsh", "Eli Stone", "Fay North", "Gus Vale", "Hal Brook"}
+	for i := 0; total < size; i++ {
+		b := Slack(fmt.Sprintf("C0BENCH%03d", i%1000), fmt.Sprintf("17900%05d.000100", i))
+		a := b.SlackPerson(2*i+1, "T0AGENTVCR", fmt.Sprintf("U0%08X", uint32(i)*2654435761), names[i%len(names)])
+		c := b.SlackPerson(2*i+2, "T0AGENTVCR", fmt.Sprintf("U1%08X", uint32(i)*2246822519), names[(i+3)%len(names)])
+		for turn := 0; turn < 40; turn++ {
+			who := a
+			if turn%3 == 2 {
+				who = c
+			}
+			b.Turn(who, fmt.Sprintf("Step %d: %s, check https://acme.slack.com/archives/C0BENCH%03d and mail %s", turn,
+				*c.DisplayName, i%1000, *c.Email), "Done: timeline summarized, three actions open.",
+				Tool{Name: "webFetch", Args: map[string]any{"url": "https://example.com/incident"},
+					Result: "Incident timeline: 14:02 deploy, 14:05 alerts, 14:09 rollback, 14:30 all clear."})
+		}
+		conv := b.Conversation()
+		rec := &history.Recording{Header: history.Header{Version: 1, Surface: conv.Surface,
+			Exporter: &history.Exporter{Tool: "agentvcr", ConversationID: conv.ID}, Identities: conv.Identities}}
+		for _, e := range conv.Events {
+			if !Uncopied(e.Type) {
+				rec.Events = append(rec.Events, e)
+			}
+		}
+		var buf bytes.Buffer
+		if err := history.Write(&buf, rec); err != nil {
+			return nil, 0, err
+		}
+		docs = append(docs, buf.Bytes())
+		total += buf.Len()
+	}
+	return docs, total, nil
 }
