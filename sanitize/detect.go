@@ -270,10 +270,22 @@ func workspaceSpansOf(s, domain string, fk *faker, out []span) []span {
 	}
 }
 
-// indexFold is strings.Index for an ASCII needle in any letter case.
+// indexFold is strings.Index for an ASCII needle in any letter case, its
+// first letter included.
 func indexFold(s, needle string) int {
+	first := needle[0]
+	if isAlpha(first) {
+		// The first byte in either case: the run of anything else is
+		// skipped with IndexByte when the needle starts with no letter.
+		for i := 0; i+len(needle) <= len(s); i++ {
+			if c := s[i]; c|0x20 == first|0x20 && strings.EqualFold(s[i:i+len(needle)], needle) {
+				return i
+			}
+		}
+		return -1
+	}
 	for i := 0; i+len(needle) <= len(s); i++ {
-		j := strings.IndexByte(s[i:], needle[0])
+		j := strings.IndexByte(s[i:], first)
 		if j < 0 {
 			return -1
 		}

@@ -234,7 +234,7 @@ func (s *Sanitizer) learnContext(text string) {
 			}
 		}
 	}
-	has := func(word string) bool { return containsFold(text, word) }
+	has := func(word string) bool { return indexFold(text, word) >= 0 }
 	if strings.ContainsAny(text, "=:") && (has("aws_") || has("password") || has("secret") || has("token")) {
 		add(KindSecret, iniCredRe, 1)
 	}
@@ -277,21 +277,6 @@ func hasMixedClasses(v string) bool {
 		digit = digit || isDigit(c)
 	}
 	return upper && lower && digit
-}
-
-// containsFold reports whether s holds the lower-case ASCII word in any
-// letter case.
-func containsFold(s, word string) bool {
-	first, upper := word[0], word[0]
-	if 'a' <= first && first <= 'z' {
-		upper = first - ('a' - 'A')
-	}
-	for i := 0; i+len(word) <= len(s); i++ {
-		if c := s[i]; (c == first || c == upper) && strings.EqualFold(s[i:i+len(word)], word) {
-			return true
-		}
-	}
-	return false
 }
 
 // credentialShaped reports whether a value a context names as a password
