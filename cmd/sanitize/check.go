@@ -61,7 +61,7 @@ and JSON path, never the value.`,
 					files = append(files, p)
 					continue
 				}
-				more, err := jsonFiles(p)
+				more, err := sanitize.JSONFiles(p)
 				if err != nil {
 					return err
 				}
