@@ -680,10 +680,10 @@ func TestPlantedCorpus(t *testing.T) {
 				t.Errorf("%s: an address on a real domain was written: %s", name, d)
 			}
 		}
-		if found, err := Check(out, name); err != nil || len(found) != 0 {
+		if found, err := checkFile(out, name); err != nil || len(found) != 0 {
 			t.Errorf("%s: check of the output: %+v %v", name, found, err)
 		}
-		found, err := Check(doc, name)
+		found, err := checkFile(doc, name)
 		if err != nil || len(found) < 10 {
 			t.Errorf("%s: check of the raw input found %d problems, %v", name, len(found), err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/sanitize/words"
 )
 
 // The detectors find what no rule names, in decoded text: secrets
@@ -232,9 +233,6 @@ func markupKind(sigil, label string) (Kind, int, int) {
 	return KindHandle, 0, len(label)
 }
 
-var slackDomains = map[string]bool{"app": true, "api": true, "files": true, "hooks": true, "www": true, "status": true,
-	"downloads": true, "edgeapi": true, "wss-primary": true, "enterprise": true, "docs": true, "slack-files": true}
-
 // workspaceSpans replaces Slack workspace names in hosts, in any letter
 // case: the label before .slack.com or .slack-gov.com (or before
 // .enterprise. there).
@@ -264,7 +262,7 @@ func workspaceSpansOf(s, domain string, fk *faker, out []span) []span {
 		for start > 0 && (isAlnumByte(s[start-1]) || s[start-1] == '-') {
 			start--
 		}
-		if ws := strings.ToLower(s[start:end]); ws != "" && ws[0] != '-' && !slackDomains[ws] {
+		if ws := strings.ToLower(s[start:end]); ws != "" && ws[0] != '-' && !words.SlackHost(ws) {
 			out = append(out, span{start, end, fk.fake(KindWorkspace, ws), KindWorkspace, "workspace-url"})
 		}
 	}
@@ -697,22 +695,11 @@ func luhn(digits []byte) bool {
 	return sum%10 == 0
 }
 
-// ibanLengths are the lengths of the IBANs of each country (ISO 13616).
-var ibanLengths = map[string]int{
-	"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "BY": 28,
-	"CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18,
-	"FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22,
-	"IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20,
-	"LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15,
-	"PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19,
-	"SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
-}
-
 // isIBAN reports whether text (with or without its spaces) is an IBAN of
 // the right length for its country with a valid mod-97 check.
 func isIBAN(text string) bool {
 	s := strings.ReplaceAll(text, " ", "")
-	if n, ok := ibanLengths[s[:2]]; !ok || n != len(s) {
+	if n, ok := words.IBANLength(s[:2]); !ok || n != len(s) {
 		return false
 	}
 	return ibanMod97(s) == 1

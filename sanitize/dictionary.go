@@ -1,14 +1,12 @@
 package sanitize
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	_ "embed"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentvcr/agentvcr/sanitize/words"
 )
 
 // minLearned is the shortest original, in characters, the sanitizer hunts
@@ -131,32 +129,6 @@ func (d *dictionary) build(fk *faker) {
 	}
 }
 
-//go:embed words/english.txt.gz
-var englishGz []byte
-
-// englishWords are the lower-case words of SCOWL's American English list
-// at size 50 (Debian's wamerican, 2020.12.07): see words/SCOWL-COPYRIGHT.
-var englishWords = sync.OnceValue(func() map[string]struct{} { return readWordList(englishGz) })
-
-// readWordList reads an embedded gzipped list of words, one a line: the
-// English words, and the given names and surnames that the name detector
-// and the leak check read alike (data, not matching code).
-func readWordList(gz []byte) map[string]struct{} {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		panic("sanitize: embedded word list: " + err.Error()) // embedded and tested
-	}
-	words := make(map[string]struct{}, 20000)
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		words[sc.Text()] = struct{}{}
-	}
-	if err := sc.Err(); err != nil {
-		panic("sanitize: embedded word list: " + err.Error())
-	}
-	return words
-}
-
 // englishWord reports whether a lower-case word is in the English word
 // list.
 func englishWord(w string) bool {
@@ -165,6 +137,5 @@ func englishWord(w string) bool {
 			return false
 		}
 	}
-	_, ok := englishWords()[w]
-	return ok
+	return words.English().Has(w)
 }

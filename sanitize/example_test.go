@@ -1,6 +1,7 @@
 package sanitize_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -47,4 +48,37 @@ func ExampleSanitizer() {
 	// a.json written, Ada gone: true stamped: true
 	// b.json written, Ada gone: true stamped: true
 	// files: 2
+}
+
+// A directory of exports, sanitized all or nothing: Dir learns every
+// file, rewrites and checks each, and writes only when every file passes.
+func ExampleSanitizer_Dir() {
+	in, err := os.MkdirTemp("", "agentvcr-example-in")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(in)
+	os.WriteFile(filepath.Join(in, "a.json"), []byte(`{"version":1,"surface":"web","identities":[{"id":"i1","kind":"user","provider":"slack","providerSubjectId":"U0ADA00001","displayName":"Ada Quill"}],
+		"events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"hi"}}]}`), 0o644)
+	os.WriteFile(filepath.Join(in, "b.json"), []byte(`{"version":1,"surface":"web","events":[{"seq":0,"type":"message","createdAtMs":1,"historyVersion":0,"schemaVersion":1,"payload":{"text":"ask Ada Quill"}}]}`), 0o644)
+	out := filepath.Join(in, "..", filepath.Base(in)+"-out")
+	defer os.RemoveAll(out)
+
+	s, err := sanitize.New(sanitize.Options{Key: []byte("example-key-0123456789abcdef0123")})
+	if err != nil {
+		panic(err)
+	}
+	rep, err := s.Dir(context.Background(), in, out, sanitize.DirOptions{})
+	if errors.Is(err, sanitize.ErrRefused) {
+		for _, r := range rep.Refused {
+			fmt.Println(r) // names the file, row and path, never the value
+		}
+		return
+	} else if err != nil {
+		panic(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "b.json"))
+	fmt.Println("written:", len(rep.Written), "Ada gone from b.json:", !strings.Contains(string(b), "Ada"))
+	// Output:
+	// written: 2 Ada gone from b.json: true
 }

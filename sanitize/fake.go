@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentvcr/agentvcr/sanitize/fakemark"
 	"github.com/brianvoe/gofakeit/v7"
 	"github.com/nyaruka/phonenumbers"
 )
@@ -280,7 +281,7 @@ const base36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 // slackID keeps the type prefix and the length; the body is uppercase
 // base 36 and starts with a digit, like Slack's own, and its last
-// character is a check character (FakeSlackID): the verifier and sanitize
+// character is a check character (package fakemark): the verifier and sanitize
 // check tell a fake from an original that way.
 func slackID(v string, h []byte) string {
 	b := []byte(v)
@@ -292,69 +293,16 @@ func slackID(v string, h []byte) string {
 			b[i] = base36[int(c)%36]
 		}
 	}
-	n := slackIDChecks(len(b))
-	copy(b[len(b)-n:], slackIDCheck(string(b[:len(b)-n]), n))
+	n := fakemark.SlackIDChecks(len(b))
+	copy(b[len(b)-n:], fakemark.SlackIDCheck(string(b[:len(b)-n]), n))
 	return string(b)
-}
-
-// slackIDChecks is how many check characters end a fake Slack id of n
-// characters: two (one real id in 1,296 passes for a fake) but for the
-// shortest.
-func slackIDChecks(n int) int {
-	if n >= 6 {
-		return 2
-	}
-	return 1
-}
-
-// slackIDCheck is the n check characters of a fake Slack id whose other
-// characters are body.
-func slackIDCheck(body string, n int) string {
-	sum := sha256.Sum256([]byte("agentvcr-slack-id\x00" + body))
-	v := binary.BigEndian.Uint32(sum[:])
-	c := make([]byte, n)
-	for i := range c {
-		c[i] = base36[v%36]
-		v /= 36
-	}
-	return string(c)
-}
-
-// FakeSlackID reports whether id, shaped like a Slack id, carries the
-// check characters of the sanitizer's fakes.
-func FakeSlackID(id string) bool {
-	if len(id) < 3 {
-		return false
-	}
-	n := slackIDChecks(len(id))
-	return id[len(id)-n:] == slackIDCheck(id[:len(id)-n], n)
 }
 
 // fakeWorkspace is last-<6 hex>: two random, four a check of the rest
 // (one real name in 65,536 that has this shape passes for a fake).
 func fakeWorkspace(last string, h []byte) string {
 	base := last + "-" + hex.EncodeToString(h[20:21])
-	return base + workspaceCheck(base)
-}
-
-func workspaceCheck(base string) string {
-	sum := sha256.Sum256([]byte("agentvcr-workspace\x00" + base))
-	return hex.EncodeToString(sum[:2])
-}
-
-// FakeWorkspace reports whether a workspace name is one of the
-// sanitizer's fakes.
-func FakeWorkspace(ws string) bool {
-	dash := strings.LastIndexByte(ws, '-')
-	if dash <= 0 || len(ws)-dash != 7 {
-		return false
-	}
-	for _, c := range ws[:dash] {
-		if c < 'a' || c > 'z' {
-			return false
-		}
-	}
-	return ws[dash+3:] == workspaceCheck(ws[:dash+3])
+	return base + fakemark.WorkspaceCheck(base)
 }
 
 // fakePhone replaces the digits of a phone number but for its country

@@ -12,7 +12,7 @@ import (
 // kind as ', and the letters NFKD keeps whole (ø, ł, ß, ...) spelled as
 // ASCII. So "José Núñez", "JOSE NUNEZ", "jose nunez" in NFD and "Jose
 // Nunez" all fold to "jose nunez", and O’Connor to o'connor. The
-// verifier has its own folding (see verify.go); they share no code.
+// leak check (package leakcheck) has its own folding; they share no code.
 
 // folded is a text folded for matching, with where each of its bytes came
 // from in the original.

@@ -18,7 +18,7 @@ import (
 // used, over the bytes of the characters it replaces and no others, so
 // untouched bytes stay as they were, a replacement never starts or ends
 // inside an escape, and a nested document stays a document. The verifier
-// (verify.go) reads the output with other code.
+// (package leakcheck) reads the output with other code.
 
 // edit replaces bytes [start, end) with repl. kind and detector say what
 // was replaced, for the report; where is its path, with

@@ -1,13 +1,13 @@
 package sanitize
 
 import (
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentvcr/agentvcr/sanitize/words"
 )
 
 // The name detector finds people named in free text who are in no known
@@ -33,16 +33,10 @@ import (
 // given name or the second a listed surname, in any case ending of up to
 // two letters (Ивану Петрову, Νίκο Αλεξίου).
 
-//go:embed words/given.txt.gz
-var givenGz []byte
-
-//go:embed words/surnames.txt.gz
-var surnamesGz []byte
-
 // nameLists are the given names and surnames of every locale of
 // @faker-js/faker in a script with letter case (see words/README.md).
 type nameLists struct {
-	given, surnames map[string]struct{}
+	given, surnames words.Set
 	// stems are the names of scripts with case endings (Cyrillic,
 	// Greek) and each without its last one or two letters, of three
 	// letters or more.
@@ -59,12 +53,8 @@ const (
 )
 
 var names = sync.OnceValue(func() *nameLists {
-	h := sha256.New()
-	h.Write(givenGz)
-	h.Write(surnamesGz)
-	h.Write(englishGz)
-	l := &nameLists{given: readWordList(givenGz), surnames: readWordList(surnamesGz), stems: map[string]stemOf{}, digest: hex.EncodeToString(h.Sum(nil)[:8])}
-	for list, set := range map[stemOf]map[string]struct{}{givenStem: l.given, surnameStem: l.surnames} {
+	l := &nameLists{given: words.Given(), surnames: words.Surnames(), stems: map[string]stemOf{}, digest: words.Digest()}
+	for list, set := range map[stemOf]words.Set{givenStem: l.given, surnameStem: l.surnames} {
 		for w := range set {
 			if r, _ := utf8.DecodeRuneInString(w); scriptOf(r) != scriptCyrillic && scriptOf(r) != scriptGreek {
 				continue

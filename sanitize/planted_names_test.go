@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentvcr/agentvcr/sanitize"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 // The tests below judge the sanitizer from outside, through its public
@@ -279,7 +280,7 @@ func TestPlantedDirectory(t *testing.T) {
 
 	t.Run("check passes what was written", func(t *testing.T) {
 		for _, name := range slices.Sorted(maps.Keys(written)) {
-			found, err := sanitize.Check(written[name], name)
+			found, err := leakcheck.Check(written[name], name, sanitize.DefaultRules().LeakRules())
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
@@ -296,7 +297,7 @@ func TestPlantedDirectory(t *testing.T) {
 			if bytes.Equal(doc, files[name]) {
 				t.Fatalf("%s: no exporter to stamp", name)
 			}
-			found, err := sanitize.Check(doc, name)
+			found, err := leakcheck.Check(doc, name, sanitize.DefaultRules().LeakRules())
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
@@ -323,7 +324,7 @@ func TestPlantedDirectory(t *testing.T) {
 			if _, err := s.Sanitize(files[name], name); err != nil {
 				side = append(side, err.Error(), err)
 			}
-			found, _ := sanitize.Check(files[name], name)
+			found, _ := leakcheck.Check(files[name], name, sanitize.DefaultRules().LeakRules())
 			side = append(side, found)
 		}
 		side = append(side, s.Report())
@@ -383,7 +384,7 @@ func TestPlantedDirectory(t *testing.T) {
 				}
 				doc := proseDoc([]string{mask(line, value)})
 				doc = bytes.Replace(doc, []byte(`"exporter":{`), append(append([]byte(`"exporter":{"sanitizer":`), st...), ','), 1)
-				found, err := sanitize.Check(doc, "one-value.json")
+				found, err := leakcheck.Check(doc, "one-value.json", sanitize.DefaultRules().LeakRules())
 				if err != nil {
 					t.Fatalf("check: %v", err)
 				}

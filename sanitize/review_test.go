@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/history"
+	"github.com/agentvcr/agentvcr/sanitize/fakemark"
 )
 
 // These hold what a review found, each as the attacker wrote it.
@@ -38,10 +39,10 @@ func TestSecretsNamedByTheirKey(t *testing.T) {
 			break
 		}
 	}
-	if found, err := Check([]byte(out), "out"); err != nil || len(found) != 0 {
+	if found, err := checkFile([]byte(out), "out"); err != nil || len(found) != 0 {
 		t.Fatalf("check: %v %v", found, err)
 	}
-	if found, _ := Check([]byte(nested), "in"); len(found) < 4 {
+	if found, _ := checkFile([]byte(nested), "in"); len(found) < 4 {
 		t.Fatalf("check of the raw input found %d problems: %+v", len(found), found)
 	}
 }
@@ -67,7 +68,7 @@ func TestMessagesNeverShowTheValue(t *testing.T) {
 			if _, err := s.Sanitize([]byte(doc), "f.json"); err != nil {
 				msgs = append(msgs, err.Error())
 			}
-			found, _ := Check([]byte(doc), "f.json")
+			found, _ := checkFile([]byte(doc), "f.json")
 			msgs = append(msgs, fmt.Sprint(found), fmt.Sprint(s.Report().Paths))
 		}
 		for _, m := range msgs {
@@ -154,7 +155,7 @@ func TestCheckTellsRealSlackIDsFromFakes(t *testing.T) {
 		for range 8 {
 			b = append(b, base36[rng.IntN(36)])
 		}
-		if FakeSlackID(string(b)) {
+		if fakemark.SlackID(string(b)) {
 			passed++
 		}
 	}

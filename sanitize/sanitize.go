@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
 	"github.com/agentvcr/agentvcr/internal/version"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 // MinKeyLen is the shortest key accepted: a short key makes the fakes
@@ -67,9 +68,12 @@ type Sanitizer struct {
 	report      Report
 	learned     map[uint64]*docMeta // documents learned and not yet sanitized, by hash
 	seed        maphash.Seed
-	keys        map[string]string // object keys as reports show them
-	leak        *verifier         // the leak check's view of dict, as of leakBuilt entries
-	leakBuilt   int
+	keys        map[string]string  // object keys as reports show them
+	leak        *leakcheck.Checker // the leak check, with entries of dict added (see checker)
+	// issuedBy are the fakes of kinds the leak check asks about, by
+	// their letters and digits, as of issuedAt fakes given out.
+	issuedBy    map[Kind]map[string]bool
+	issuedAt    int
 	notSecrets  *regexp.Regexp    // rules.NotSecrets
 	memo        map[string][]edit // textEdits of texts up to memoMaxText, as of memoBuilt entries
 	memoBuilt   int
@@ -143,7 +147,7 @@ func (s *Sanitizer) Report() *Report {
 // Sanitize returns the document with every learned value and every
 // detected personal value and secret replaced, stamped. It learns the
 // document first. A verifier that shares no code with the rewrite then
-// reads the result (see verify.go); if it finds an original or a secret,
+// reads the result (package leakcheck); if it finds an original or a secret,
 // or a document nested in a string that no longer parses, Sanitize
 // returns a *LeakError (matching ErrLeak) and no output.
 func (s *Sanitizer) Sanitize(doc []byte, file string) ([]byte, error) {
@@ -308,7 +312,7 @@ func (s *Sanitizer) safeKey(key string) string {
 		return k
 	}
 	k := key
-	if !plainKey(key) || len(s.textEdits(key)) > 0 || len(s.verifier().found(key, false)) > 0 {
+	if !plainKey(key) || len(s.textEdits(key)) > 0 || !s.checker().Clean(key) {
 		k = "<key " + s.fk.digest("key", key) + ">"
 	}
 	s.keys[key] = k

@@ -15,6 +15,7 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 var testKey = []byte("agentvcr-test-key-0123456789abcd")
@@ -245,7 +246,7 @@ func TestSecretsBecomePlaceholders(t *testing.T) {
 	if got := secrets.First(out); got != "" {
 		t.Errorf("output still has a %s shape", got)
 	}
-	if findings, err := Check([]byte(out), "out"); err != nil || len(findings) != 0 {
+	if findings, err := checkFile([]byte(out), "out"); err != nil || len(findings) != 0 {
 		t.Errorf("check of the output: %v, %v", findings, err)
 	}
 }
@@ -475,15 +476,15 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := Check(in, path)
+	found, err := checkFile(in, path)
 	if err != nil || len(found) != 1 || found[0].Path != "exporter.sanitizer" {
-		t.Fatalf("Check(unsanitized) = %+v, %v; want the missing stamp", found, err)
+		t.Fatalf("checkFile(unsanitized) = %+v, %v; want the missing stamp", found, err)
 	}
-	if found, err := Check([]byte(sanitize(t, in, Options{})), "out"); err != nil || len(found) != 0 {
-		t.Fatalf("Check(sanitized) = %+v, %v; want nothing", found, err)
+	if found, err := checkFile([]byte(sanitize(t, in, Options{})), "out"); err != nil || len(found) != 0 {
+		t.Fatalf("checkFile(sanitized) = %+v, %v; want nothing", found, err)
 	}
 	leaky := recording(t, nil, row(4, "tool_result", map[string]any{"message": v2(map[string]any{"text": "ping zed@corp.io with ghp_" + strings.Repeat("x", 36)})}))
-	found, err = Check(leaky, "leaky.json")
+	found, err = checkFile(leaky, "leaky.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func FuzzSanitize(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON out of %q:\n%s", in, out)
 		}
-		if found, err := Check(out, "fuzz"); err != nil {
+		if found, err := checkFile(out, "fuzz"); err != nil {
 			t.Fatalf("output is not recorded history: %v", err)
 		} else {
 			for _, fd := range found {
@@ -562,4 +563,10 @@ func FuzzSanitize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkFile is the leak check of a file in git, with the junior
+// profile's rules.
+func checkFile(doc []byte, file string) ([]leakcheck.Finding, error) {
+	return leakcheck.Check(doc, file, DefaultRules().LeakRules())
 }

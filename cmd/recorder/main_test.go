@@ -14,6 +14,7 @@ import (
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/loader"
 	"github.com/agentvcr/agentvcr/sanitize"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -112,7 +113,7 @@ func TestExportSanitizedNeverWritesRawData(t *testing.T) {
 	if info, _ := os.Stat(out); info.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v; want 0644 for a file meant for git", info.Mode().Perm())
 	}
-	found, err := sanitize.Check(doc, out)
+	found, err := leakcheck.Check(doc, out, sanitize.DefaultRules().LeakRules())
 	if err != nil || len(found) != 0 {
 		t.Fatalf("check: %v %v", found, err)
 	}
@@ -287,7 +288,7 @@ func TestExportPeopleAndSanitizeLearnsTheWholeDatabase(t *testing.T) {
 		t.Fatalf("people file: %v %v; want mode 0600", info, err)
 	}
 	doc, _ := os.ReadFile(people)
-	if found, err := sanitize.Check(doc, people); err != nil || len(found) != 1 || !strings.Contains(found[0].Problem, "people file") {
+	if found, err := leakcheck.Check(doc, people, sanitize.DefaultRules().LeakRules()); err != nil || len(found) != 1 || !strings.Contains(found[0].Problem, "people file") {
 		t.Fatalf("check of a people file: %+v %v", found, err)
 	}
 	keyFile := filepath.Join(dir, "k")

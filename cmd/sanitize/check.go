@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/sanitize"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 // errCheckFailed is returned when check found problems; they are printed
@@ -61,7 +62,7 @@ and JSON path, never the value.`,
 					files = append(files, p)
 					continue
 				}
-				more, err := jsonFiles(p)
+				more, err := sanitize.JSONFiles(p)
 				if err != nil {
 					return err
 				}
@@ -78,7 +79,7 @@ and JSON path, never the value.`,
 					continue
 				}
 				checked++
-				found, err := sanitize.CheckWith(doc, f, rules)
+				found, err := leakcheck.Check(doc, f, rules.LeakRules())
 				if err != nil {
 					return err
 				}

@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -103,13 +102,13 @@ word such as "ask" or "cc" before it, is not found.`,
 				in = args[0]
 			}
 			if info, statErr := os.Stat(in); statErr == nil && info.IsDir() {
-				err = sanitizeDir(s, in, output, skipRefused, stderr)
+				err = sanitizeDir(cmd.Context(), s, in, output, skipRefused, stderr)
 			} else {
 				err = sanitizeFile(s, in, output, stdin, stdout)
 			}
 			// With --skip-refused the files that passed were written:
 			// their report too.
-			if err != nil && !(skipRefused && errors.Is(err, errRefused)) {
+			if err != nil && !(skipRefused && errors.Is(err, sanitize.ErrRefused)) {
 				return err
 			}
 			if report != "" {
@@ -194,83 +193,20 @@ func readPeople(name string) (*sanitize.People, error) {
 	return sanitize.ReadPeople(f, name)
 }
 
-// errRefused is returned when files were refused; each was named already.
-var errRefused = errors.New("refused")
-
-// sanitizeDir sanitizes every *.json below in into the same places below
-// out. Every file is learned first, so a name learned in one is found in
-// all; every file is sanitized and checked before the first is written.
-// A refused file is named on stderr; unless skip is set, a refusal writes
-// nothing at all.
-func sanitizeDir(s *sanitize.Sanitizer, in, out string, skip bool, stderr io.Writer) error {
+// sanitizeDir runs s.Dir and names each refused file on stderr.
+func sanitizeDir(ctx context.Context, s *sanitize.Sanitizer, in, out string, skip bool, stderr io.Writer) error {
 	if out == "" || out == "-" {
 		return cli.Usagef("a directory IN needs -o DIR")
 	}
-	files, err := jsonFiles(in)
-	if err != nil {
-		return err
+	rep, err := s.Dir(ctx, in, out, sanitize.DirOptions{SkipRefused: skip})
+	for _, r := range rep.Refused {
+		fmt.Fprintf(stderr, "sanitize: %v\n", r)
 	}
-	if len(files) == 0 {
-		return cli.Usagef("%s holds no *.json file", in)
+	switch {
+	case errors.Is(err, sanitize.ErrNoFiles):
+		return cli.UsageError{Err: err}
+	case errors.Is(err, sanitize.ErrRefused) && !skip:
+		return fmt.Errorf("%w (--skip-refused writes the others)", err)
 	}
-	docs := make([][]byte, len(files))
-	for i, f := range files {
-		if docs[i], err = os.ReadFile(f); err != nil {
-			return badInput(err)
-		}
-		if err := s.Learn(docs[i], f); err != nil {
-			return err
-		}
-	}
-	refused := 0
-	for i, f := range files {
-		if docs[i], err = s.Sanitize(docs[i], f); err != nil {
-			if !errors.Is(err, sanitize.ErrLeak) {
-				return err
-			}
-			fmt.Fprintf(stderr, "sanitize: %v\n", err)
-			refused++
-		}
-	}
-	if refused > 0 && !skip {
-		return fmt.Errorf("%w: %d of %d files; wrote nothing (--skip-refused writes the others)", errRefused, refused, len(files))
-	}
-	for i, f := range files {
-		if docs[i] == nil {
-			continue
-		}
-		rel, err := filepath.Rel(in, f)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(out, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := atomicfile.Write(dst, 0o644, func(w io.Writer) error {
-			_, err := w.Write(docs[i])
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	if refused > 0 {
-		return fmt.Errorf("%w: %d of %d files; wrote the other %d", errRefused, refused, len(files), len(files)-refused)
-	}
-	return nil
-}
-
-// jsonFiles lists the *.json files below dir, in lexical order.
-func jsonFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	return files, err
+	return badInput(err)
 }

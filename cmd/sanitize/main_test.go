@@ -13,6 +13,7 @@ import (
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/sanitize"
+	"github.com/agentvcr/agentvcr/sanitize/leakcheck"
 )
 
 const key = "cli-test-key-0123456789abcdef012"
@@ -85,7 +86,7 @@ func TestSanitizeStdinToStdoutThenCheck(t *testing.T) {
 func TestCheckJuniorRecording(t *testing.T) {
 	path := filepath.Join("testdata", "launch-planning.json")
 	r := sanitizeCmd(t, nil, "", "check", "--json", path)
-	var f sanitize.Finding
+	var f leakcheck.Finding
 	if r.code != 1 || json.Unmarshal([]byte(r.stdout), &f) != nil || f.Path != "exporter.sanitizer" {
 		t.Fatalf("check of the unsanitized interop file: %+v", r)
 	}

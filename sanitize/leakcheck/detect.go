@@ -1,6 +1,7 @@
-package sanitize
+package leakcheck
 
 import (
+	"fmt"
 	"math/big"
 	"net/netip"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/sanitize/fakemark"
+	"github.com/agentvcr/agentvcr/sanitize/words"
 )
 
 var (
@@ -23,25 +26,32 @@ var (
 // detectors are what the leak check looks for beyond learned values; the
 // Sanitizer's own check and Check run the same ones.
 type detectors struct {
-	notSecrets *regexp.Regexp  // rules.NotSecrets
-	idFields   map[string]bool // rules.IDFields
-	names      bool            // look for unlearned names (verify_names.go)
-	notNames   []string        // rules.NotNames, lower case, single spaces
+	notSecrets *regexp.Regexp  // Rules.NotSecrets
+	idFields   map[string]bool // Rules.IDFields
+	names      bool            // look for unlearned names (names.go)
+	notNames   []string        // Rules.NotNames, lower case, single spaces
 	// issued, set in a Sanitizer's own check, reports whether a value
 	// is a fake this Sanitizer wrote, for the kinds whose fakes carry no
 	// mark a check without the key could read (dates of birth, passport
 	// numbers, phones by their member's name). Without it (Check), dates
 	// of birth and passport numbers are not looked for, and a phone by
 	// its member's name is a fake when libphonenumber calls it invalid.
-	issued func(k Kind, v string) bool
+	issued func(kind, v string) bool
 
 	members  map[string]member   // object keys as the member rules read them
 	assigned map[string][]string // assignment's findings, by key and short value
 }
 
-func newDetectors(rules *Rules, names bool) *detectors {
-	d := &detectors{notSecrets: rules.notSecrets(), idFields: map[string]bool{}, names: names,
+func newDetectors(rules Rules) (*detectors, error) {
+	d := &detectors{idFields: map[string]bool{}, names: !rules.NoNames,
 		members: map[string]member{}, assigned: map[string][]string{}}
+	if len(rules.NotSecrets) > 0 {
+		re, err := regexp.Compile("(?:" + strings.Join(rules.NotSecrets, ")|(?:") + ")")
+		if err != nil {
+			return nil, fmt.Errorf("leakcheck: notSecrets: %w", err)
+		}
+		d.notSecrets = re
+	}
 	for _, f := range rules.IDFields {
 		d.idFields[f] = true
 	}
@@ -50,7 +60,21 @@ func newDetectors(rules *Rules, names bool) *detectors {
 			d.notNames = append(d.notNames, n)
 		}
 	}
-	return d
+	return d, nil
+}
+
+// notSecret reports whether text[start:end] lies wholly inside a match of
+// the product's not-secret ids.
+func notSecret(re *regexp.Regexp, text string, start, end int) bool {
+	if re == nil {
+		return false
+	}
+	for _, m := range re.FindAllStringIndex(text, -1) {
+		if m[0] <= start && end <= m[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // textHits runs the leak check's own detectors on a text: email
@@ -89,21 +113,21 @@ func (d *detectors) textHits(s string, found []string) []string {
 		}
 	}
 	if upper && digits > 0 {
-		for _, id := range words(s, func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }, isAlnumASCII) {
-			if slackIDShaped(id) && strings.ContainsAny(id, "0123456789") && !FakeSlackID(id) {
+		for _, id := range tokens(s, func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }, isAlnumASCII) {
+			if slackIDShaped(id) && strings.ContainsAny(id, "0123456789") && !fakemark.SlackID(id) {
 				found = append(found, "slack-id")
 			}
 		}
 	}
 	if dots >= 2 {
 		for _, ws := range workspaces(s) {
-			if !slackDomains[ws] && !FakeWorkspace(ws) && !strings.HasPrefix(ws, "-") {
+			if !words.SlackHost(ws) && !fakemark.Workspace(ws) && !strings.HasPrefix(ws, "-") {
 				found = append(found, "workspace")
 			}
 		}
 	}
 	if digits >= 4 && dots >= 3 {
-		for _, w := range words(s, func(c byte) bool { return '0' <= c && c <= '9' || c == '.' }, isAlnumASCII) {
+		for _, w := range tokens(s, func(c byte) bool { return '0' <= c && c <= '9' || c == '.' }, isAlnumASCII) {
 			w = strings.Trim(w, ".")
 			if strings.Count(w, ".") != 3 {
 				continue // a version, a decimal or a longer dotted run
@@ -159,9 +183,9 @@ func slackIDShaped(id string) bool {
 	return true
 }
 
-// words returns the runs of s whose bytes are in, with no byte of edge
+// tokens returns the runs of s whose bytes are in, with no byte of edge
 // before or after them.
-func words(s string, in, edge func(byte) bool) []string {
+func tokens(s string, in, edge func(byte) bool) []string {
 	var out []string
 	for i := 0; i < len(s); {
 		if !in(s[i]) {
@@ -502,7 +526,7 @@ func phoneValid(text string) bool {
 // digits that hold (the number with its first four characters moved to
 // the end, and letters as 10 to 35, leaves 1 when divided by 97).
 func ibanValid(text string) bool {
-	want, ok := ibanLengths[text[:2]]
+	want, ok := words.IBANLength(text[:2])
 	if !ok {
 		return false
 	}

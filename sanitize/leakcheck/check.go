@@ -1,9 +1,12 @@
-package sanitize
+package leakcheck
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/agentvcr/agentvcr/history"
 	"github.com/tidwall/gjson"
 )
 
@@ -33,15 +36,11 @@ type Finding struct {
 // Without the key, Check cannot tell the sanitizer's fake dates of birth
 // and passport numbers from real ones: it does not look for them.
 //
-// Check reads the junior profile's rules; CheckWith reads others.
-func Check(doc []byte, file string) ([]Finding, error) {
-	return CheckWith(doc, file, DefaultRules())
-}
-
-// CheckWith is Check with the rules the file was sanitized with: their
-// notSecrets, idFields and notNames.
-func CheckWith(doc []byte, file string, rules *Rules) ([]Finding, error) {
-	if IsPeopleFile(doc) {
+// rules are the exceptions of the rules the file was sanitized with
+// (package sanitize's Rules.LeakRules): their notSecrets, idFields and
+// notNames.
+func Check(doc []byte, file string, rules Rules) ([]Finding, error) {
+	if gjson.GetBytes(doc, "kind").String() == peopleKind {
 		return []Finding{{File: file, Seq: -1, Problem: "a people file (personal data of every person of a database): never commit it; delete it from the tree"}}, nil
 	}
 	src := string(doc)
@@ -55,14 +54,25 @@ func CheckWith(doc []byte, file string, rules *Rules) ([]Finding, error) {
 			Problem: "no sanitizer stamp: run sanitize on the raw export before committing it"})
 	}
 	// The name detector was on unless the stamp says it was off.
-	c := &checker{det: newDetectors(rules, stamp.Get("detectNames").Type != gjson.False)}
-	r := &leakRun{found: c.found, member: c.det.memberHits, fk: newFaker([]byte("agentvcr-check-digests"), nil), nested: map[int64]int{}}
+	if stamp.Get("detectNames").Type == gjson.False {
+		rules.NoNames = true
+	}
+	det, err := newDetectors(rules)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{det: det}
+	r := &leakRun{found: c.found, member: c.det.memberHits, digest: fixedDigest, nested: map[int64]int{}}
 	r.run(src)
 	for _, h := range r.hits {
 		found = append(found, Finding{File: file, Seq: h.seq, Path: h.path, Problem: problemOf(h.kind)})
 	}
 	return found, nil
 }
+
+// peopleKind is the kind of a people file (recorder export --people),
+// which is refused whole.
+const peopleKind = "agentvcr-people"
 
 // checker is Check's view of a string: the detectors only, on every form.
 type checker struct {
@@ -108,19 +118,51 @@ func problemOf(kind string) string {
 	return kind + " number"
 }
 
-// checkShape is the part of learning's validation that Check needs.
+// checkShape is the part of the history format's validation that Check
+// needs. A document that does not parse is named with the byte where it
+// stops parsing.
 func checkShape(src, file string) error {
-	if !json.Valid([]byte(src)) {
-		return invalid(file, "", "malformed JSON")
+	var v any
+	if err := json.Unmarshal([]byte(src), &v); err != nil {
+		offset := int64(len(src)) // the end of input, where a truncated file stops
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			offset = se.Offset
+		}
+		return &history.FormatError{File: file, Offset: offset, Err: fmt.Errorf("%w: malformed JSON: %v", history.ErrInvalid, err)}
 	}
 	root := gjson.Parse(src)
 	switch {
 	case !root.IsObject():
 		return invalid(file, "", "the top level must be a JSON object")
 	case root.Get("version").Raw != "1":
-		return invalid(file, "version", "must be 1, got %s", orMissing(root.Get("version")))
+		return invalid(file, "version", "must be 1, got %s", typeOf(root.Get("version")))
 	case !root.Get("events").IsArray():
-		return invalid(file, "events", "must be an array, got %s", orMissing(root.Get("events")))
+		return invalid(file, "events", "must be an array, got %s", typeOf(root.Get("events")))
 	}
 	return nil
+}
+
+func invalid(file, field, format string, args ...any) error {
+	return &history.FormatError{File: file, Offset: -1, Field: field,
+		Err: fmt.Errorf("%w: %s", history.ErrInvalid, fmt.Sprintf(format, args...))}
+}
+
+// typeOf names what a value is, for an error: never a string's text,
+// which may be personal.
+func typeOf(v gjson.Result) string {
+	switch {
+	case !v.Exists():
+		return "nothing"
+	case v.Type == gjson.Number && len(v.Raw) <= 6:
+		return v.Raw
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.IsObject():
+		return "an object"
+	case v.IsArray():
+		return "an array"
+	}
+	return v.Type.String()
 }

@@ -1,4 +1,4 @@
-package sanitize
+package leakcheck
 
 // needleSet finds learned values in text for the leak check. It grows as
 // the dictionary does, without a rebuild: a value is keyed by its first

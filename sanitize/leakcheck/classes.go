@@ -1,10 +1,11 @@
-package sanitize
+package leakcheck
 
 import (
 	"regexp"
 	"strings"
 
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/sanitize/words"
 )
 
 // The leak classes that a token's shape does not tell: secrets told by
@@ -63,7 +64,7 @@ func credential(v string) bool {
 	if lower+upper+digit+other < 2 {
 		return false
 	}
-	_, word := englishWords()[strings.ToLower(strings.Trim(v, ".,;:!?'\"()"))]
+	word := words.English().Has(strings.ToLower(strings.Trim(v, ".,;:!?'\"()")))
 	return !word
 }
 
@@ -508,7 +509,7 @@ func (d *detectors) assignment(name, text string, found []string) []string {
 // phone carries.
 func (d *detectors) fakePhone(text, digits string) bool {
 	if d.issued != nil {
-		return d.issued(KindPhone, text)
+		return d.issued(kindPhone, text)
 	}
 	return !phoneValid(strings.TrimSpace(text)) && !phoneValid("+"+digits) && !phoneValid(digits)
 }
@@ -751,10 +752,3 @@ type objectFrame struct {
 	serviceAccount bool
 	pending        [][]string // paths of members holding credentials
 }
-
-// The kinds of the rewrite's fakes of dates of birth and passport
-// numbers, whose fakes the leak check tells by the Sanitizer's record.
-const (
-	kindBirthDate Kind = "date_of_birth"
-	kindPassport  Kind = "passport"
-)

@@ -1,7 +1,10 @@
-package sanitize
+package leakcheck
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
@@ -14,30 +17,32 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/agentvcr/agentvcr/sanitize/words"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
-// The verifier reads what the rewrite wrote with code of its own: its own
-// JSON scanner (verify_walk.go) to decode strings and nested documents,
-// net/url, html and encoding/base64 for the forms a value may take inside
-// a string, x/text's NFKC, case folding and NFD for the forms of a name, a
-// needle set of its own for the learned values (verify_match.go), and
-// detectors written again (verify_detect.go, verify_classes.go,
-// verify_names.go). Only the secret rules (gitleaks' set, internal/secrets,
-// itself checked against gitleaks' detector), libphonenumber and word
-// lists are shared with the rewrite: libraries and data, not matching code
-// of ours. Whatever it finds is a hit, and nothing is written.
+// The Checker reads what the rewrite wrote with code of its own: its own
+// JSON scanner (walk.go) to decode strings and nested documents, net/url,
+// html and encoding/base64 for the forms a value may take inside a
+// string, x/text's NFKC, case folding and NFD for the forms of a name, a
+// needle set of its own for the learned values (match.go), and detectors
+// of its own (detect.go, classes.go, names.go). It imports nothing of the
+// rewrite: only the secret rules (gitleaks' set, internal/secrets, itself
+// checked against gitleaks' detector), libphonenumber, the word lists and
+// the fakes' marks (sanitize/words, sanitize/fakemark) are shared with it:
+// libraries, data and a format, not matching code. Whatever it finds is a
+// hit.
 //
 // It reads each document once: one walk of the output that validates it,
 // decodes every string once, and runs every check on what it decoded,
 // and one light walk of the input that counts its nested documents. What
-// it looks for is built once per Sanitizer and grows with the dictionary.
+// it looks for is built as values are added.
 
-// ErrLeak is matched by the error of a Sanitize that found personal data or
-// a secret in its own output, and wrote nothing.
+// ErrLeak is matched by a *LeakError: personal data or a secret survived
+// sanitizing, and nothing was written.
 var ErrLeak = errors.New("personal data or secrets survived sanitizing")
 
 // Hit is one value the leak check found. It never holds the value, nor a
@@ -51,7 +56,8 @@ type Hit struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// LeakError lists what survived in one file.
+// LeakError lists what survived in one file: the sanitizer returns it,
+// and writes nothing.
 type LeakError struct {
 	File string
 	Hits []Hit
@@ -59,7 +65,11 @@ type LeakError struct {
 
 func (e *LeakError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: refusing to write: %v:", orInput(e.File), ErrLeak)
+	file := e.File
+	if file == "" {
+		file = "<input>"
+	}
+	fmt.Fprintf(&b, "%s: refusing to write: %v:", file, ErrLeak)
 	for i, h := range e.Hits {
 		if i == 10 {
 			fmt.Fprintf(&b, " (and %d more)", len(e.Hits)-10)
@@ -81,13 +91,13 @@ func (e *LeakError) Error() string {
 
 func (e *LeakError) Unwrap() error { return ErrLeak }
 
-// verify checks a sanitized document against its input: every learned
-// value, in every form, every detector, and every row holding as many
-// documents nested in its strings as it did.
-func (s *Sanitizer) verify(in string, out []byte) []Hit {
-	v := s.verifier()
-	r := &leakRun{found: v.found, key: v.foundInKey, member: v.det.memberHits, fk: v.fk, nested: map[int64]int{}}
-	if !r.run(asString(out)) {
+// Verify checks a sanitized document out against its input in: every
+// value added, in every form, every detector, and every row holding as
+// many documents nested in its strings as it did. A hit of kind "invalid
+// JSON" means out does not parse.
+func (v *Checker) Verify(in string, out []byte) []Hit {
+	r := &leakRun{found: v.found, key: v.foundInKey, member: v.det.memberHits, digest: v.digest, nested: map[int64]int{}}
+	if !r.run(unsafe.String(unsafe.SliceData(out), len(out))) {
 		return []Hit{{Seq: -1, Kind: "invalid JSON"}}
 	}
 	hits := make([]Hit, 0, len(r.hits))
@@ -268,7 +278,7 @@ type leakRun struct {
 	found  func(text string, number bool) []string
 	key    func(text string) []string // found, for an object key
 	member func(name, text string, number bool, found []string) []string
-	fk     *faker // digests of keys in paths
+	digest func(kind, value string) string // of keys in paths
 	walk   leakWalk
 	hits   []leakHit
 	// pending are the hits of the row being walked, not yet named.
@@ -379,107 +389,163 @@ func slicesIndex(s []string, v string) int {
 // name writes where a hit is, now that its row's seq and type are known.
 func (r *leakRun) name(h *leakHit, seq int64, rowType string) {
 	h.seq = seq
-	h.path = hitPath(&target{path: h.raw, key: h.key, seq: seq, rowType: rowType}, r.fk, func(seg string) bool { return len(r.found(seg, false)) == 0 })
+	h.path = hitPath(&target{path: h.raw, key: h.key, seq: seq, rowType: rowType}, r.digest, func(seg string) bool { return len(r.found(seg, false)) == 0 })
 	h.raw = nil
 	r.hits = append(r.hits, *h)
 }
 
-// verifier holds what the leak check of a Sanitizer looks for: the
-// learned values, as of built entries of the dictionary, and the
-// detectors.
-type verifier struct {
-	fk     *faker
-	dict   *dictionary
-	built  int
+// A Value is an original the sanitizer learned, which must not survive:
+// its kind (the sanitizer's: "email", "person_name", "slack_id"...) and
+// its text.
+type Value struct {
+	Kind, Text string
+}
+
+// Config configures a Checker.
+type Config struct {
+	Rules Rules
+	// Digest names a value in a hit, as a digest under the sanitizer's
+	// key, so a message tells hits apart without holding the value.
+	// Kind "key" digests an object key. Nil uses a fixed key.
+	Digest func(kind, value string) string
+	// Issued reports whether a value is a fake the sanitizer wrote, for
+	// the kinds whose fakes carry no mark (phones by their member's name
+	// ("phone"), dates of birth ("date_of_birth"), passport numbers
+	// ("passport")). Nil, as in Check, does not look for dates of birth
+	// and passport numbers, and takes a phone libphonenumber calls
+	// invalid for a fake.
+	Issued func(kind, value string) bool
+}
+
+// Rules are the product's exceptions the detectors honour.
+type Rules struct {
+	NotSecrets []string // expressions of ids that are no secrets
+	IDFields   []string // object keys whose values are ids, not names
+	NotNames   []string // phrases the name rule would take for names
+	// NoNames turns the name rule off, for files sanitized without the
+	// name detector.
+	NoNames bool
+}
+
+// A Checker is the leak check of one sanitizer: the values it learned,
+// and the detectors. It is not safe for concurrent use.
+type Checker struct {
+	digest func(kind, value string) string
+	values []Value
 	folded *needleSet       // normalized values, in normalized text
 	exact  *needleSet       // values that match only as written, and in capitals
-	byText map[string][]int // normalized value -> entries, for numbers
+	byText map[string][]int // normalized value -> values, for numbers
 	det    *detectors
 	memo   findingsMemo // the detectors' findings
 	keys   findingsMemo // the same of object keys, which are few and repeat
-	// digitLens has bit n set when a learned value of n digits, a number's
-	// only possible match, is in byText.
+	// digitLens has bit n set when a value of n digits, a number's only
+	// possible match, is in byText.
 	digitLens uint64
 	nested    nestedMemo // the input's nested documents
 	forms     formReader
-	// issuedAt is len(fk.taken) when issuedBy was built.
-	issuedAt int
-	issuedBy map[Kind]map[string]bool
 }
 
-func (s *Sanitizer) verifier() *verifier {
-	v := s.leak
-	if v == nil {
-		v = &verifier{fk: s.fk, dict: &s.dict, folded: newNeedleSet(true), exact: newNeedleSet(false),
-			byText: map[string][]int{}, det: newDetectors(s.rules, s.detectNames)}
-		v.det.notSecrets = s.notSecrets
-		v.det.issued = v.issued
-		s.leak = v
+// New returns a Checker with no values.
+func New(cfg Config) (*Checker, error) {
+	det, err := newDetectors(cfg.Rules)
+	if err != nil {
+		return nil, err
 	}
-	for i := v.built; i < len(s.dict.list); i++ {
-		e := s.dict.list[i]
-		if verbatim(e.kind, e.value) {
-			word := e.value
-			if e.kind == KindHandle {
-				word = "@" + word
-			}
-			v.exact.add(word, i, false)
-			if up := strings.ToUpper(word); up != word {
-				v.exact.add(up, i, false)
-			}
-			continue
-		}
-		n := normalize(e.value)
-		v.folded.add(n, i, anywhere(e.kind))
-		v.byText[n] = append(v.byText[n], i)
-		if strings.Trim(n, "0123456789") == "" {
-			v.digitLens |= 1 << min(len(n), 63)
-		}
+	det.issued = cfg.Issued
+	digest := cfg.Digest
+	if digest == nil {
+		digest = fixedDigest
 	}
-	v.built = len(s.dict.list)
-	s.leakBuilt = v.built
-	return v
+	return &Checker{digest: digest, folded: newNeedleSet(true), exact: newNeedleSet(false), byText: map[string][]int{}, det: det}, nil
 }
+
+// fixedDigest digests under a fixed key: Check has no key, and its
+// digests only tell hits of one run apart.
+func fixedDigest(kind, value string) string {
+	m := hmac.New(sha256.New, []byte("agentvcr-check-digests"))
+	m.Write([]byte(kind))
+	m.Write([]byte{0})
+	m.Write([]byte(value))
+	return hex.EncodeToString(m.Sum(nil))[:8]
+}
+
+// Add adds an original to look for, in every form it may take.
+func (v *Checker) Add(val Value) {
+	i := len(v.values)
+	v.values = append(v.values, val)
+	if verbatim(val.Kind, val.Text) {
+		word := val.Text
+		if val.Kind == kindHandle {
+			word = "@" + word
+		}
+		v.exact.add(word, i, false)
+		if up := strings.ToUpper(word); up != word {
+			v.exact.add(up, i, false)
+		}
+		return
+	}
+	n := normalize(val.Text)
+	v.folded.add(n, i, anywhere(val.Kind))
+	v.byText[n] = append(v.byText[n], i)
+	if strings.Trim(n, "0123456789") == "" {
+		v.digitLens |= 1 << min(len(n), 63)
+	}
+}
+
+// Len is how many values were added.
+func (v *Checker) Len() int { return len(v.values) }
+
+// Clean reports whether the leak check finds nothing in a text, as an
+// object key: a report may show such a key as written.
+func (v *Checker) Clean(key string) bool { return len(v.foundInKey(key)) == 0 }
+
+// The kinds of values the Checker treats apart.
+const (
+	kindSlackID     = "slack_id"
+	kindEmail       = "email"
+	kindName        = "person_name"
+	kindFirstName   = "first_name"
+	kindLastName    = "last_name"
+	kindHandle      = "handle"
+	kindIdentityID  = "identity_id"
+	kindDashboardID = "dashboard_id"
+	kindHexID       = "hex_id"
+	kindURL         = "url"
+	kindSecret      = "secret"
+	kindPhone       = "phone"
+	kindBirthDate   = "date_of_birth"
+	kindPassport    = "passport"
+)
 
 // anywhere reports whether values of a kind are ids, found wherever they
 // stand, even inside a word; others are found as words.
-func anywhere(k Kind) bool {
+func anywhere(k string) bool {
 	switch k {
-	case KindSlackID, KindEmail, KindIdentityID, KindDashboardID, KindHexID, KindURL, KindSecret:
+	case kindSlackID, kindEmail, kindIdentityID, kindDashboardID, kindHexID, kindURL, kindSecret:
 		return true
 	}
 	return false
 }
 
-// issued reports whether v is a fake of kind k this Sanitizer wrote, as
-// written or with only its letters and digits compared.
-func (v *verifier) issued(k Kind, val string) bool {
-	if v.fk.taken[kindValue{k, val}] {
-		return true
+// verbatim reports whether a value is found only as written (and in
+// capitals): a one-word name that is also an English word ("Will",
+// "Mark", "Rose"), which the sanitizer replaces only as written, since
+// "will" in a text is the word, not the person.
+func verbatim(k, v string) bool {
+	switch k {
+	case kindName, kindFirstName, kindLastName, kindHandle:
+	default:
+		return false
 	}
-	if len(v.fk.taken) != v.issuedAt {
-		v.issuedBy = map[Kind]map[string]bool{}
-		for kv := range v.fk.taken {
-			if kv.kind == KindPhone || kv.kind == kindBirthDate || kv.kind == kindPassport {
-				if v.issuedBy[kv.kind] == nil {
-					v.issuedBy[kv.kind] = map[string]bool{}
-				}
-				v.issuedBy[kv.kind][alnumLower(kv.value)] = true
-			}
-		}
-		v.issuedAt = len(v.fk.taken)
+	if strings.ContainsAny(v, " .-_@") {
+		return false
 	}
-	return v.issuedBy[k][alnumLower(val)]
-}
-
-func alnumLower(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := foldByte[s[i]]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
-			b.WriteByte(c)
+	for _, r := range v {
+		if r >= unicode.MaxASCII || !unicode.IsLetter(r) {
+			return false
 		}
 	}
-	return b.String()
+	return words.English().Has(strings.ToLower(v))
 }
 
 // memoMax is the longest text whose findings are remembered: keys, roles,
@@ -537,16 +603,16 @@ func (m *findingsMemo) put(text string, forms, found []string) *memoEntry {
 // found returns what the leak check finds in one string or number: kinds,
 // each with a digest after a tab. The slice may be shared: append to a
 // copy.
-func (v *verifier) found(text string, number bool) []string {
+func (v *Checker) found(text string, number bool) []string {
 	return v.find(text, number, &v.memo)
 }
 
 // foundInKey is found for an object key.
-func (v *verifier) foundInKey(text string) []string {
+func (v *Checker) foundInKey(text string) []string {
 	return v.find(text, false, &v.keys)
 }
 
-func (v *verifier) find(text string, number bool, memo *findingsMemo) []string {
+func (v *Checker) find(text string, number bool, memo *findingsMemo) []string {
 	if number {
 		return v.numberHits(text)
 	}
@@ -564,12 +630,12 @@ func (v *verifier) find(text string, number bool, memo *findingsMemo) []string {
 			return found
 		}
 	}
-	if e.at != v.built {
+	if e.at != len(v.values) {
 		e.learned = v.learned(text, nil)
 		for _, f := range e.forms {
 			e.learned = v.learned(f, e.learned)
 		}
-		e.at = v.built
+		e.at = len(v.values)
 	}
 	switch {
 	case len(e.learned) == 0:
@@ -581,7 +647,7 @@ func (v *verifier) find(text string, number bool, memo *findingsMemo) []string {
 }
 
 // learned appends the learned values in one form of a string.
-func (v *verifier) learned(s string, found []string) []string {
+func (v *Checker) learned(s string, found []string) []string {
 	n := s
 	if !isASCII(s) {
 		n = normalize(s)
@@ -589,8 +655,8 @@ func (v *verifier) learned(s string, found []string) []string {
 	v.folded.find(n, func(start, end int, id int32) {
 		alone := -1
 		for _, i := range v.folded.owners[id] {
-			e := v.dict.list[i]
-			if !anywhere(e.kind) {
+			e := v.values[i]
+			if !anywhere(e.Kind) {
 				if alone < 0 {
 					alone = 0
 					if standsAlone(n, start, end) {
@@ -601,7 +667,7 @@ func (v *verifier) learned(s string, found []string) []string {
 					continue
 				}
 			}
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+			found = append(found, e.Kind+"\t"+v.digest(e.Kind, e.Text))
 		}
 	})
 	v.exact.find(s, func(start, end int, id int32) {
@@ -609,8 +675,8 @@ func (v *verifier) learned(s string, found []string) []string {
 			return
 		}
 		for _, i := range v.exact.owners[id] {
-			e := v.dict.list[i]
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+			e := v.values[i]
+			found = append(found, e.Kind+"\t"+v.digest(e.Kind, e.Text))
 		}
 	})
 	return found
@@ -618,7 +684,7 @@ func (v *verifier) learned(s string, found []string) []string {
 
 // numberHits looks at a JSON number: a learned value written as one, a
 // phone number in international form without its +, a card number.
-func (v *verifier) numberHits(num string) []string {
+func (v *Checker) numberHits(num string) []string {
 	var found []string
 	// A sign, and a fraction of zeros, write the same integer.
 	num = strings.TrimPrefix(num, "-")
@@ -627,8 +693,8 @@ func (v *verifier) numberHits(num string) []string {
 	}
 	if v.digitLens&(1<<min(len(num), 63)) != 0 {
 		for _, i := range v.byText[num] {
-			e := v.dict.list[i]
-			found = append(found, string(e.kind)+"\t"+v.fk.digest(e.kind, e.value))
+			e := v.values[i]
+			found = append(found, e.Kind+"\t"+v.digest(e.Kind, e.Text))
 		}
 	}
 	if len(num) >= 10 && strings.Trim(num, "0123456789") == "" {
@@ -654,7 +720,7 @@ type target struct {
 // hitPath names where a hit is: the row's type and the path's keys where
 // they are plain identifiers in which clean finds nothing, digests of the
 // others and of the key the hit is in, so that no message shows a value.
-func hitPath(t *target, fk *faker, clean func(string) bool) string {
+func hitPath(t *target, digest func(kind, value string) string, clean func(string) bool) string {
 	var b strings.Builder
 	sep := false // a key written next needs a dot before it
 	for i, seg := range t.path {
@@ -680,7 +746,7 @@ func hitPath(t *target, fk *faker, clean func(string) bool) string {
 			if plainKey(seg) && !(t.key && i == len(t.path)-1) && clean(seg) {
 				b.WriteString(seg)
 			} else {
-				b.WriteString("<key " + fk.digest("key", seg) + ">")
+				b.WriteString("<key " + digest("key", seg) + ">")
 			}
 			sep = true
 		}
@@ -1021,4 +1087,19 @@ func scriptName(r rune) string {
 		}
 	}
 	return ""
+}
+
+// plainKey reports whether a key is an identifier of at most 64 ASCII
+// letters, digits and underscores, starting with a letter or underscore:
+// only such a key is shown as written.
+func plainKey(k string) bool {
+	if k == "" || len(k) > 64 || isDigitASCII(k[0]) {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !isAlnumASCII(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }

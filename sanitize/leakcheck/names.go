@@ -1,4 +1,4 @@
-package sanitize
+package leakcheck
 
 import (
 	_ "embed"
@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentvcr/agentvcr/sanitize/words"
 	"github.com/brianvoe/gofakeit/v7/data"
 	"golang.org/x/text/unicode/norm"
 )
@@ -29,21 +30,15 @@ import (
 // last-name lists, where the fakes come from, and a pair inside a phrase
 // of Rules.NotNames (in any letter case).
 
-//go:embed words/given.txt.gz
-var leakGivenGz []byte
-
-//go:embed words/surnames.txt.gz
-var leakSurnamesGz []byte
-
 // leakNameLists are the word lists the leak check's name rule reads.
 type leakNameLists struct {
-	given, surnames map[string]struct{}
+	given, surnames words.Set
 	stems           map[string]struct{} // Cyrillic and Greek given names, and their stems
 	fakes           map[string]struct{} // gofakeit's first and last names
 }
 
 var leakNames = sync.OnceValue(func() *leakNameLists {
-	l := &leakNameLists{given: readWordList(leakGivenGz), surnames: readWordList(leakSurnamesGz),
+	l := &leakNameLists{given: words.Given(), surnames: words.Surnames(),
 		stems: map[string]struct{}{}, fakes: map[string]struct{}{}}
 	for g := range l.given {
 		r, _ := utf8.DecodeRuneInString(g)
@@ -62,16 +57,6 @@ var leakNames = sync.OnceValue(func() *leakNameLists {
 	}
 	return l
 })
-
-// stampNames is what the stamp says of the name detector: that it was
-// off, when it was, so that Check does not look for names the rewrite was
-// told to leave.
-func (s *Sanitizer) stampNames() string {
-	if s.detectNames {
-		return ""
-	}
-	return `, "detectNames": false`
-}
 
 // inflectedGiven reports whether a Cyrillic or Greek word is a given name, or one
 // inflected: a stem of three letters or more that a given name has too,

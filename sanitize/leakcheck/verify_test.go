@@ -1,9 +1,10 @@
-package sanitize
+package leakcheck
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentvcr/agentvcr/history"
 	"github.com/brianvoe/gofakeit/v7/data"
 )
 
@@ -37,17 +39,35 @@ func textPayload(text string) string {
 	return string(b)
 }
 
-// verifyKinds runs a Sanitizer's own leak check on doc as if the rewrite
-// had written it, and returns the kinds it found.
-func verifyKinds(t *testing.T, opts Options, doc string) []string {
+// juniorRules are the exceptions of the junior profile's rules
+// (sanitize/rules/junior.json), as a sanitizer of Junior's history hands
+// them to the Checker.
+var juniorRules = Rules{
+	NotSecrets: []string{`\bapi-msg:[0-9a-f]{16,64}\b`},
+	IDFields:   []string{"idempotencyKey", "authorIdentityId", "actorIdentityId", "identityId", "keyFingerprint"},
+}
+
+// newChecker is a Checker of the junior rules, as a sanitizer builds
+// one, that knows no fake and has the values added.
+func newChecker(t testing.TB, cfg Config, values ...Value) *Checker {
 	t.Helper()
-	opts.Key = testKey
-	s, err := New(opts)
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, v := range values {
+		c.Add(v)
+	}
+	return c
+}
+
+// verifyKinds runs a sanitizer's own leak check on doc as if the rewrite
+// had written it, and returns the kinds it found.
+func verifyKinds(t *testing.T, rules Rules, doc string) []string {
+	t.Helper()
+	c := newChecker(t, Config{Rules: rules, Issued: func(string, string) bool { return false }})
 	var kinds []string
-	for _, h := range s.verify(doc, []byte(doc)) {
+	for _, h := range c.Verify(doc, []byte(doc)) {
 		kinds = append(kinds, h.Kind)
 	}
 	return kinds
@@ -56,7 +76,7 @@ func verifyKinds(t *testing.T, opts Options, doc string) []string {
 // checkProblems runs Check on doc and returns its problems.
 func checkProblems(t *testing.T, doc string) []string {
 	t.Helper()
-	found, err := Check([]byte(doc), "f.json")
+	found, err := Check([]byte(doc), "f.json", juniorRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +105,7 @@ func runLeakCases(t *testing.T, cases []leakCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			doc := leakDoc(c.payload)
-			kinds := verifyKinds(t, Options{}, doc)
+			kinds := verifyKinds(t, juniorRules, doc)
 			switch {
 			case c.kind == "" && len(kinds) > 0:
 				t.Errorf("verify found %v; want nothing", kinds)
@@ -142,31 +162,19 @@ func TestLeakCheckFindsUnlearnedNames(t *testing.T) {
 
 func TestLeakCheckNamesFollowTheDetectorAndNotNames(t *testing.T) {
 	doc := leakDoc(textPayload("ask Oskar Lindqvist, and the Amber Kowalski team"))
-	if kinds := verifyKinds(t, Options{NoDetectNames: true}, doc); len(kinds) != 0 {
+	off := juniorRules
+	off.NoNames = true
+	if kinds := verifyKinds(t, off, doc); len(kinds) != 0 {
 		t.Errorf("with the detector off, verify found %v", kinds)
 	}
-	rules := DefaultRules()
-	rules.NotNames = []string{"the  AMBER kowalski team"}
-	kinds := verifyKinds(t, Options{Rules: rules}, doc)
+	if problems := checkProblems(t, strings.Replace(doc, `"tool":"agentvcr-sanitize"`, `"tool":"agentvcr-sanitize","detectNames":false`, 1)); len(problems) != 0 {
+		t.Errorf("the stamp says the detector was off, Check found %v", problems)
+	}
+	product := juniorRules
+	product.NotNames = []string{"the  AMBER kowalski team"}
+	kinds := verifyKinds(t, product, doc)
 	if n := strings.Count(strings.Join(kinds, " "), "name"); n != 1 {
 		t.Errorf("with Amber Kowalski a product, verify found %v; want one name", kinds)
-	}
-	// Sanitized with the detector off, the names stay, and the stamp tells
-	// Check not to look for them.
-	raw := strings.Replace(doc, `"exporter":{"sanitizer":{"tool":"agentvcr-sanitize"}},`, "", 1)
-	s, err := New(Options{Key: testKey, NoDetectNames: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := s.Sanitize([]byte(raw), "f.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), "Oskar Lindqvist") || !strings.Contains(string(out), `"detectNames": false`) {
-		t.Fatalf("with the detector off: %s", out)
-	}
-	if problems := checkProblems(t, string(out)); len(problems) != 0 {
-		t.Errorf("the stamp says the detector was off, Check found %v", problems)
 	}
 }
 
@@ -187,16 +195,38 @@ func TestLeakCheckFindsPhonesByTheirMember(t *testing.T) {
 	})
 }
 
-func TestLeakCheckTakesItsOwnFakePhones(t *testing.T) {
-	s, err := New(Options{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
+func TestLeakCheckAsksWhichFakesItsSanitizerWrote(t *testing.T) {
+	// Fakes of these kinds keep their shape: only the sanitizer's record
+	// of what it wrote tells them from originals. A fake phone fails
+	// libphonenumber's check, so only its member's name makes it one.
+	wrote := map[string]string{"phone": "030 1234567", "date_of_birth": "1971-05-12", "passport": "X7710245"}
+	var asked []string
+	issued := func(kind, v string) bool {
+		asked = append(asked, kind)
+		return wrote[kind] == v
 	}
-	fake := s.fk.fake(KindPhone, "+49 151 12345670")
-	doc := leakDoc(fmt.Sprintf(`{"phone": %q, "mobile": %s}`, fake, strings.Trim(strings.ReplaceAll(fake, " ", ""), "+")))
-	if hits := s.verify(doc, []byte(doc)); len(hits) != 0 {
-		t.Fatalf("a fake the Sanitizer wrote is a hit: %+v", hits)
+	c := newChecker(t, Config{Rules: juniorRules, Issued: issued})
+	doc := leakDoc(`{"phone": "030 1234567"}`, textPayload("DOB: 1971-05-12, passport X7710245"))
+	if hits := c.Verify(doc, []byte(doc)); len(hits) != 0 {
+		t.Fatalf("fakes the sanitizer wrote are hits: %+v", hits)
 	}
+	for kind := range wrote {
+		if !slices.Contains(asked, kind) {
+			t.Errorf("the Checker never asked about a %s", kind)
+		}
+	}
+	other := leakDoc(`{"phone": "030 7654321"}`, textPayload("DOB: 1980-01-02, passport X1234567"))
+	if kinds := kindsOf(c.Verify(other, []byte(other))); !hasKind(kinds, "phone") || !hasKind(kinds, "date_of_birth") || !hasKind(kinds, "passport") {
+		t.Fatalf("values it did not write: %v; want a phone, a date of birth and a passport", kinds)
+	}
+}
+
+func kindsOf(hits []Hit) []string {
+	var kinds []string
+	for _, h := range hits {
+		kinds = append(kinds, h.Kind)
+	}
+	return kinds
 }
 
 func TestLeakCheckFindsCredentialDocuments(t *testing.T) {
@@ -277,26 +307,9 @@ func TestLeakCheckFindsIDsAndDatesByTheirContext(t *testing.T) {
 	})
 }
 
-func TestLeakCheckTakesItsOwnFakeDates(t *testing.T) {
-	s, err := New(Options{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The rewrite's fakes of these kinds keep their shape: the record of
-	// what it wrote tells them.
-	s.fk.taken[kindValue{kindBirthDate, "1971-05-12"}] = true
-	s.fk.taken[kindValue{kindPassport, "X7710245"}] = true
-	doc := leakDoc(textPayload("DOB: 1971-05-12, passport X7710245"))
-	if hits := s.verify(doc, []byte(doc)); len(hits) != 0 {
-		t.Fatalf("fakes the Sanitizer wrote are hits: %+v", hits)
-	}
-}
-
 func TestLeakCheckFindsLearnedValuesInEveryForm(t *testing.T) {
-	s, err := New(Options{Key: testKey, Names: []string{"Nadia Noor"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newChecker(t, Config{Rules: juniorRules},
+		Value{"person_name", "Nadia Noor"}, Value{"first_name", "Nadia"}, Value{"last_name", "Noor"})
 	inner, _ := json.Marshal(map[string]string{"who": "NADIA NOOR"})
 	for name, payload := range map[string]string{
 		"plain":     textPayload("ask Nadia about it"),
@@ -308,7 +321,7 @@ func TestLeakCheckFindsLearnedValuesInEveryForm(t *testing.T) {
 		"key":       `{"noor": 1}`,
 	} {
 		doc := leakDoc(payload)
-		hits := s.verify(doc, []byte(doc))
+		hits := c.Verify(doc, []byte(doc))
 		if !slices.ContainsFunc(hits, func(h Hit) bool { return strings.HasSuffix(h.Kind, "name") }) {
 			t.Errorf("%s: hits %+v; want the name", name, hits)
 		}
@@ -330,18 +343,15 @@ func must[T any](v T, err error) T {
 func TestLeakCheckFindsABrokenNestedDocument(t *testing.T) {
 	in := leakDoc(textPayload("a"), `{"message": "{\"a\": \"b\", \"c\": [1, 2]}"}`)
 	out := strings.Replace(in, `\"c\": [1, 2]}`, `\"c\": [1, 2}`, 1)
-	s, err := New(Options{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hits := s.verify(in, []byte(in)); len(hits) != 0 {
+	c := newChecker(t, Config{Rules: juniorRules})
+	if hits := c.Verify(in, []byte(in)); len(hits) != 0 {
 		t.Fatalf("hits in the input against itself: %+v", hits)
 	}
-	hits := s.verify(in, []byte(out))
+	hits := c.Verify(in, []byte(out))
 	if len(hits) != 1 || hits[0].Seq != 1 || !strings.Contains(hits[0].Kind, "no longer parses") {
 		t.Fatalf("hits %+v; want row 1's document", hits)
 	}
-	if hits := s.verify(in, []byte(in[:len(in)-1])); len(hits) != 1 || hits[0].Kind != "invalid JSON" {
+	if hits := c.Verify(in, []byte(in[:len(in)-1])); len(hits) != 1 || hits[0].Kind != "invalid JSON" {
 		t.Fatalf("hits %+v; want invalid JSON", hits)
 	}
 }
@@ -476,11 +486,11 @@ func decodeNumbers(data []byte, v any) error {
 // name rule among them, on text without personal data: this project's
 // README (technical prose) and the recordings in git.
 func TestLeakCheckFalsePositives(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDetectors(DefaultRules(), true)
+	d := must(newDetectors(juniorRules))
 	var forms formReader
 	found := 0
 	for _, para := range strings.Split(string(readme), "\n\n") {
@@ -499,8 +509,8 @@ func TestLeakCheckFalsePositives(t *testing.T) {
 	if perKB := float64(found) / float64(len(readme)) * 1024; perKB > 0.1 {
 		t.Errorf("%d findings in README.md (%d bytes): %.2f per KB, want at most 0.1", found, len(readme), perKB)
 	}
-	files, _ := filepath.Glob("../recordings/samples/*.json")
-	files = append(files, "testdata/launch-planning.json")
+	files, _ := filepath.Glob("../../recordings/samples/*.json")
+	files = append(files, "../testdata/launch-planning.json")
 	if len(files) < 2 {
 		t.Fatal("no recordings found")
 	}
@@ -509,7 +519,7 @@ func TestLeakCheckFalsePositives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		found, err := Check(b, f)
+		found, err := Check(b, f, juniorRules)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,6 +527,24 @@ func TestLeakCheckFalsePositives(t *testing.T) {
 			if fd.Path != "exporter.sanitizer" {
 				t.Errorf("%s: %+v", f, fd)
 			}
+		}
+	}
+}
+
+func TestCheckNamesWhereAFileStopsParsing(t *testing.T) {
+	doc := leakDoc(textPayload("hello"))
+	for _, tt := range []struct {
+		name string
+		doc  string
+		want string
+	}{
+		{"truncated", doc[:40], "(byte 40)"},
+		{"a stray byte", doc[:12] + "]" + doc[12:], "(byte 13)"},
+	} {
+		_, err := Check([]byte(tt.doc), "f.json", juniorRules)
+		var fe *history.FormatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "f.json") {
+			t.Errorf("%s: %v; want a format error at %s", tt.name, err, tt.want)
 		}
 	}
 }
