@@ -14,6 +14,7 @@ import (
 	"github.com/agentvcr/agentvcr/evals"
 	agent "github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 //go:embed cases.jsonl
@@ -29,7 +30,7 @@ const (
 // Prices are the models' list prices in US dollars per million tokens
 // (input, output, cache read, cache write). Check them against your
 // provider's before trusting a total.
-var Prices = fixture.Pricing{
+var Prices = pricing.Table{
 	Sonnet: {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
 	Haiku:  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
 }
