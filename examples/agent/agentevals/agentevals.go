@@ -69,7 +69,7 @@ func App(gatewayKey string) fixture.App {
 	env := map[string]string{"SLACK_SIGNING_SECRET": "eval-signing-secret", "SLACK_BOT_TOKEN": "xoxb-eval",
 		"AI_GATEWAY_API_KEY": gatewayKey, "AGENT_SCHEDULER_SECRET": "eval-scheduler-secret", "AGENT_ADMIN_SECRET": "eval-admin-secret"}
 	return fixture.App{
-		Name: "examples/agent", Env: env, Routes: fixture.ExampleAgentRoutes(),
+		Name: "examples/agent", Env: env, Routes: Routes(), BotName: "junior-example", Model: Sonnet,
 		SlackSigningSecret: env["SLACK_SIGNING_SECRET"], SchedulerSecret: env["AGENT_SCHEDULER_SECRET"], AdminSecret: env["AGENT_ADMIN_SECRET"],
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := agent.FromEnv(func(k string) string { return env[k] })
