@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // Catalog is every suite, and where the files they name are read from.
@@ -60,7 +61,7 @@ type Suite struct {
 	// left out.
 	Sources []string `json:"sources,omitempty"`
 	// Prices price the model requests, for the runner's cost.
-	Prices fixture.Pricing `json:"-"`
+	Prices pricing.Table `json:"-"`
 	// Steps are the setup steps cases may need (Case.Needs): data made
 	// through the app's public routes before a case runs, torn down after.
 	Steps *Registry `json:"-"`

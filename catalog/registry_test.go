@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/catalog"
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // app is an app's public routes: POST /api/things makes a thing, DELETE
@@ -166,19 +167,20 @@ func TestAStepReachesOnlyTheAppsRoutesAndKeepsNoSecret(t *testing.T) {
 }
 
 func TestUsageIsUnavailableUnlessReported(t *testing.T) {
-	prices := fixture.Pricing{"m": {InputPerMTok: 1, OutputPerMTok: 2}}
+	prices := pricing.Table{"m": {InputPerMTok: 1, OutputPerMTok: 2}}
 	if u := catalog.UsageOf(nil, prices, nil); u.Available || u.CostUSD != nil || u.Reason == "" {
 		t.Errorf("no request: %+v", u)
 	}
-	zero := []fixture.ModelRequest{{Model: "m", InputTokens: 100, OutputTokens: 10}, {Model: "m", Error: "stream_cut: the stream ended"}}
-	if u := catalog.UsageOf(zero, prices, nil); u.Available || u.CostUSD != nil || u.InputTokens != 0 || !strings.Contains(u.Reason, "reported no usage (it failed: stream_cut") {
+	req := func(u pricing.Usage) fixture.ModelRequest { return fixture.ModelRequest{Usage: u} }
+	zero := []fixture.ModelRequest{req(pricing.Usage{Model: "m", InputTokens: 100, OutputTokens: 10}), req(pricing.Usage{Model: "m", Error: "stream_cut: the stream ended"})}
+	if u := catalog.UsageOf(zero, prices, nil); u.Available || u.CostUSD != nil || u.InputTokens != 0 || !strings.Contains(u.Reason, "failed before it reported its usage: stream_cut") {
 		t.Errorf("a request without usage: %+v", u)
 	}
-	u := catalog.UsageOf([]fixture.ModelRequest{{Model: "m", InputTokens: 1000, OutputTokens: 100}}, prices, nil)
+	u := catalog.UsageOf([]fixture.ModelRequest{req(pricing.Usage{Model: "m", InputTokens: 1000, OutputTokens: 100})}, prices, nil)
 	if !u.Available || u.CostUSD == nil || *u.CostUSD != (1000*1+100*2)/1e6 || u.Source != "proxy" {
 		t.Errorf("reported usage: %+v", u)
 	}
-	u = catalog.UsageOf([]fixture.ModelRequest{{Model: "other", InputTokens: 1000, OutputTokens: 100}}, prices, nil)
+	u = catalog.UsageOf([]fixture.ModelRequest{req(pricing.Usage{Model: "other", InputTokens: 1000, OutputTokens: 100})}, prices, nil)
 	if !u.Available || u.CostUSD != nil || !strings.Contains(u.Unpriced, `no price for model "other"`) {
 		t.Errorf("an unpriced model: %+v", u)
 	}

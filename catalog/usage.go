@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"errors"
+
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // Usage is what a cell's run used and cost, as the run reported it.
@@ -32,39 +35,28 @@ type Receipt struct {
 }
 
 // UsageOf sums what the model requests reported, priced by prices. A
-// run that reported no tokens at all, or a request without usage, makes
-// the usage unavailable, unless a receipt says what it was.
-func UsageOf(ms []fixture.ModelRequest, prices fixture.Pricing, receipt *Receipt) Usage {
+// run that made no model request the proxy saw, or a request without
+// usage (pricing.ErrNoUsage), makes the usage unavailable, unless a
+// receipt says what it was.
+func UsageOf(ms []fixture.ModelRequest, prices pricing.Table, receipt *Receipt) Usage {
 	if receipt != nil {
 		cost := receipt.CostUSD
 		return Usage{Available: true, InputTokens: receipt.InputTokens, OutputTokens: receipt.OutputTokens, CostUSD: &cost, Source: "receipt"}
 	}
-	u := Usage{Source: "proxy"}
 	if len(ms) == 0 {
-		u.Reason = "the run made no model request the proxy saw"
-		u.Source = ""
-		return u
+		return Usage{Reason: "the run made no model request the proxy saw"}
 	}
-	total := 0.0
+	var total pricing.Total
 	for _, m := range ms {
-		if m.InputTokens+m.OutputTokens == 0 {
-			u.Reason = "a model request reported no usage"
-			if m.Error != "" {
-				u.Reason += " (it failed: " + m.Error + ")"
-			}
-			return Usage{Reason: u.Reason}
+		usd, err := prices.Cost(m.Usage)
+		if errors.Is(err, pricing.ErrNoUsage) {
+			return Usage{Reason: "a model request's usage is unknown: " + err.Error()}
 		}
-		u.InputTokens += m.InputTokens
-		u.OutputTokens += m.OutputTokens
-		usd, why := prices.Cost(m)
-		if why != "" && u.Unpriced == "" {
-			u.Unpriced = why
-		}
-		total += usd
+		total.Add(m.Usage, usd, err)
 	}
-	u.Available = true
-	if u.Unpriced == "" {
-		u.CostUSD = &total
+	u := Usage{Available: true, InputTokens: total.InputTokens, OutputTokens: total.OutputTokens, CostUSD: total.USD(), Source: "proxy"}
+	if len(total.Unpriced) > 0 {
+		u.Unpriced = total.Unpriced[0].Error()
 	}
 	return u
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/judge"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // Eval is one eval: an app, its cases, and how an attempt is set up,
@@ -55,7 +56,7 @@ type Eval struct {
 	Metrics []Metric
 	// Prices price the model requests by model id. A model without a
 	// price has no cost: its rows say so, and a cost ceiling cannot hold.
-	Prices fixture.Pricing
+	Prices pricing.Table
 	// Variants are changes to compare with the baseline (the Eval as
 	// declared), by name.
 	Variants []Variant

@@ -9,6 +9,7 @@ import (
 	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // supportEval is the README's eval, word for word but for the app (the
@@ -33,7 +34,7 @@ func supportEval(up *fakeai.Server, cases string) evals.Eval {
 			return map[string]float64{"correct": correct}, nil
 		},
 		Metrics: []evals.Metric{{ID: "correct", Kind: evals.Binary}},
-		Prices: fixture.Pricing{ // the agent's models, its router's and titles' too
+		Prices: pricing.Table{ // the agent's models, its router's and titles' too
 			"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
 			"anthropic/claude-haiku-4.5":  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
 		},

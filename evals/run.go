@@ -20,6 +20,7 @@ import (
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/judge"
+	"github.com/agentvcr/agentvcr/pricing"
 	"github.com/agentvcr/agentvcr/proxy"
 )
 
@@ -123,8 +124,8 @@ type Tokens struct {
 	CacheWrite int `json:"cacheWrite,omitempty"`
 }
 
-func (t *Tokens) add(m fixture.ModelRequest) {
-	t.addAll(Tokens{Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadTokens, CacheWrite: m.CacheWriteTokens})
+func tokensOf(t pricing.Total) Tokens {
+	return Tokens{Input: t.InputTokens, Output: t.OutputTokens, CacheRead: t.CacheReadTokens, CacheWrite: t.CacheWriteTokens}
 }
 
 // attempt is one planned attempt.
@@ -613,7 +614,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	if f != nil {
 		all = f.ModelRequests()
 	}
-	r.cost(&row, all, judgeFrom, judgeTo, a.eval.Judge != nil)
+	r.cost(&row, all, a.eval.Prices, judgeFrom, judgeTo, a.eval.Judge != nil)
 	row.DurationMs = float64(time.Since(began).Microseconds()) / 1000
 	row.Status, row.Error = classify(ctx, t, stage, err, conv, all, judgeFailed)
 	row.Error = redact(row.Error, credentials(app.Env))
@@ -694,58 +695,36 @@ func (r *runner) judge(ctx context.Context, a *attempt, f *fixture.Fixture, conv
 	return j.Assess(ctx, judge.Case{Earlier: conv.Earlier, Transcript: conv.Transcript})
 }
 
-// cost counts the attempt's model requests: the judge's are those of
-// [judgeFrom, judgeTo), the agent's the rest (a Grade that continues the
-// conversation makes the agent's).
-func (r *runner) cost(row *Row, ms []fixture.ModelRequest, judgeFrom, judgeTo int, judged bool) {
-	var agentUnknown, judgeUnknown bool
+// cost counts the attempt's model requests, priced by prices: the
+// judge's are those of [judgeFrom, judgeTo), the agent's the rest (a
+// Grade that continues the conversation makes the agent's).
+func (r *runner) cost(row *Row, ms []fixture.ModelRequest, prices pricing.Table, judgeFrom, judgeTo int, judged bool) {
+	var agent, judge pricing.Total
 	row.Judged = judged && judgeFrom >= 0
 	for i, m := range ms {
-		isJudge := i >= judgeFrom && i < judgeTo
-		if isJudge {
-			row.JudgeTokens.add(m)
-			row.JudgeRequests++
+		usd, err := prices.Cost(m.Usage)
+		if i >= judgeFrom && i < judgeTo {
+			judge.Add(m.Usage, usd, err)
 			row.judgeModels = append(row.judgeModels, m.Model)
 		} else {
-			row.Tokens.add(m)
-			row.ModelRequests++
+			agent.Add(m.Usage, usd, err)
 			row.agentModels = append(row.agentModels, m.Model)
 		}
-		if m.CostUSD == nil {
-			if !slices.Contains(row.Unpriced, m.Unpriced) {
-				row.Unpriced = append(row.Unpriced, m.Unpriced)
-			}
-			// A request that failed before it reported its usage is
-			// of unknown cost; a request of a model without a price,
-			// or whose usage the price cannot read, makes every one
-			// like it unknown: a ceiling cannot hold then.
-			if m.Failed() {
-				row.failedOpen++
-			} else if row.cannotHold == "" {
-				row.cannotHold = m.Unpriced
-			}
-			if isJudge {
-				judgeUnknown = true
-				row.judgeOpen++
-			} else {
-				agentUnknown = true
-				row.UnpricedRequests++
-			}
-			continue
-		}
-		if isJudge {
-			row.judgeUSD += *m.CostUSD
-		} else {
-			row.agentUSD += *m.CostUSD
+		// A request that failed before it reported its usage is of
+		// unknown cost; any other unpriced request (a model without a
+		// price, usage the price cannot read, none reported) makes
+		// every one like it unknown: a ceiling cannot hold then.
+		if err != nil && !errors.Is(err, pricing.ErrIncomplete) && row.cannotHold == "" {
+			row.cannotHold = err.Error()
 		}
 	}
-	if !agentUnknown {
-		v := row.agentUSD
-		row.CostUSD = &v
-	}
-	if row.Judged && !judgeUnknown {
-		v := row.judgeUSD
-		row.JudgeCostUSD = &v
+	row.Tokens, row.ModelRequests, row.agentUSD, row.UnpricedRequests = tokensOf(agent), agent.Requests, agent.PricedUSD, len(agent.Unpriced)
+	row.JudgeTokens, row.JudgeRequests, row.judgeUSD, row.judgeOpen = tokensOf(judge), judge.Requests, judge.PricedUSD, len(judge.Unpriced)
+	row.failedOpen = agent.Count(pricing.ErrIncomplete) + judge.Count(pricing.ErrIncomplete)
+	row.Unpriced = pricing.Total{Unpriced: slices.Concat(agent.Unpriced, judge.Unpriced)}.Reasons()
+	row.CostUSD = agent.USD()
+	if row.Judged {
+		row.JudgeCostUSD = judge.USD()
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/judge"
+	"github.com/agentvcr/agentvcr/pricing"
 	"github.com/agentvcr/agentvcr/proxy"
 )
 
@@ -70,7 +71,7 @@ func TestPricedUsageSumsToTheCost(t *testing.T) {
 	up.Respond(titler, fakeai.Text("Minutes").WithUsage(fakeai.Usage{Input: 500, Output: 20}))
 	up.Respond(loop, fakeai.Text("200").WithUsage(fakeai.Usage{Input: 12000, Output: 800, CacheRead: 8000, CacheWrite: 1000, WebSearches: 2}))
 	e := answers(up, casesFile(t, `{"id":"minutes","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`))
-	e.Prices = fixture.Pricing{
+	e.Prices = pricing.Table{
 		agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75, PerKServerTool: map[string]float64{"web_search": 10}},
 		agentevals.Haiku:  {InputPerMTok: 1, OutputPerMTok: 5},
 	}
@@ -106,7 +107,7 @@ func TestAnUnpricedModelHasNoCostAndTheCeilingCannotHold(t *testing.T) {
 	path := casesFile(t, `{"id":"a","input":"How many minutes are in 3 hours and 20 minutes?","expected":"200"}`,
 		`{"id":"b","input":"What is 17 + 26?","expected":"43"}`, `{"id":"c","input":"What is 2 + 2?","expected":"4"}`)
 	e := answers(up, path)
-	e.Prices = fixture.Pricing{"some/other-model": {InputPerMTok: 1, OutputPerMTok: 1}}
+	e.Prices = pricing.Table{"some/other-model": {InputPerMTok: 1, OutputPerMTok: 1}}
 	out := t.TempDir()
 	rep, err := evals.Run(context.Background(), evals.Config{Out: out, MaxCostUSD: 5}, e)
 	if err != nil {
@@ -320,9 +321,9 @@ func TestTheJudgesCostIsCountedApart(t *testing.T) {
 			r.Conversation.Continue(fixture.SlackThreadMessage("thanks"))
 			return grade(ctx, r, c)
 		}
-		e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
+		e.Prices = pricing.Table{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
 		if judgePrice {
-			e.Prices["openai/gpt-5.4"] = fixture.Price{InputPerMTok: 2, OutputPerMTok: 10}
+			e.Prices["openai/gpt-5.4"] = pricing.Price{InputPerMTok: 2, OutputPerMTok: 10}
 		}
 		rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir()}, e)
 		if err != nil {
@@ -388,7 +389,7 @@ func TestAnUnfinishedRepetitionIsKeptOutOfTheMeans(t *testing.T) {
 		}
 	}
 	e := answers(up, casesFile(t, lines...))
-	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
+	e.Prices = pricing.Table{agentevals.Sonnet: {InputPerMTok: 3, OutputPerMTok: 15}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 5}}
 	perAttempt := (1000*3+100*15)/1e6 + 2*(100*1+10*5)/1e6
 	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Reps: 2, MaxCostUSD: 6.5 * perAttempt}, e)
 	if err != nil {
@@ -531,7 +532,7 @@ func TestAComparisonIsOverTheRepetitionsBothFinished(t *testing.T) {
 	up.Respond(base, fakeai.Text("2").WithUsage(usage), fakeai.Text("5").WithUsage(usage), fakeai.Text("2").WithUsage(usage))
 	up.Respond(haiku, fakeai.Text("2").WithUsage(usage), fakeai.Text("5").WithUsage(usage))
 	e := answers(up, casesFile(t, `{"id":"sum","input":"What is 1 + 1?","expected":"2"}`))
-	e.Prices = fixture.Pricing{agentevals.Sonnet: {InputPerMTok: 1, OutputPerMTok: 1}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 1}}
+	e.Prices = pricing.Table{agentevals.Sonnet: {InputPerMTok: 1, OutputPerMTok: 1}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 1}}
 	perAttempt := (110 + 110 + 1100) / 1e6
 	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Reps: 3, Variants: []string{"haiku"}, MaxCostUSD: 4.5 * perAttempt}, e)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentvcr/agentvcr/evals"
 	agent "github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 //go:embed cases.jsonl
@@ -29,7 +30,7 @@ const (
 // Prices are the models' list prices in US dollars per million tokens
 // (input, output, cache read, cache write). Check them against your
 // provider's before trusting a total.
-var Prices = fixture.Pricing{
+var Prices = pricing.Table{
 	Sonnet: {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
 	Haiku:  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
 }
@@ -68,7 +69,7 @@ func App(gatewayKey string) fixture.App {
 	env := map[string]string{"SLACK_SIGNING_SECRET": "eval-signing-secret", "SLACK_BOT_TOKEN": "xoxb-eval",
 		"AI_GATEWAY_API_KEY": gatewayKey, "AGENT_SCHEDULER_SECRET": "eval-scheduler-secret", "AGENT_ADMIN_SECRET": "eval-admin-secret"}
 	return fixture.App{
-		Name: "examples/agent", Env: env, Routes: fixture.ExampleAgentRoutes(),
+		Name: "examples/agent", Env: env, Routes: Routes(), BotName: "junior-example", Model: Sonnet,
 		SlackSigningSecret: env["SLACK_SIGNING_SECRET"], SchedulerSecret: env["AGENT_SCHEDULER_SECRET"], AdminSecret: env["AGENT_ADMIN_SECRET"],
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := agent.FromEnv(func(k string) string { return env[k] })
