@@ -55,6 +55,10 @@ func (e *CredentialError) Error() string {
 
 func (e *CredentialError) Unwrap() error { return e.Err }
 
+// Is makes a CredentialError an evals.ErrMissingCredential: the user's
+// setup to fix, which evalcmd says before a run starts.
+func (e *CredentialError) Is(target error) bool { return target == evals.ErrMissingCredential }
+
 // Select returns the cells of suite, and of profile and environment when
 // they are not "", after validating the catalog. Asking for what does
 // not exist is an error.

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -23,10 +21,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal stops a command gracefully; a second one, with the
-	// default handling back, ends the process.
-	context.AfterFunc(ctx, stop)
+	ctx, stop := cli.SignalContext()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -57,7 +52,7 @@ throwaway PostgreSQL and cleans up after itself.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -126,7 +126,7 @@ word such as "ask" or "cc" before it, is not found.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	root.SetFlagErrorFunc(cli.FlagError)
 	flags.Register(root.Flags())
 	root.Flags().StringVarP(&output, "output", "o", "", "output file, or directory for a directory IN (default standard output)")
 	root.Flags().StringVar(&report, "report", "", "write a JSON report (counts only, no original values) to this file")
