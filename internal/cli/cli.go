@@ -51,6 +51,16 @@ type Reported struct{ Err error }
 func (r Reported) Error() string { return r.Err.Error() }
 func (r Reported) Unwrap() error { return r.Err }
 
+// Exit carries the exit code to end with: that of a program a command
+// ran (recorder eval), passed through.
+type Exit struct {
+	Code int
+	Err  error
+}
+
+func (e Exit) Error() string { return e.Err.Error() }
+func (e Exit) Unwrap() error { return e.Err }
+
 // ExitInterrupted is the exit code of a command a signal stopped, as a
 // shell reports one that SIGINT killed.
 const ExitInterrupted = 130
@@ -81,12 +91,16 @@ func FlagError(cmd *cobra.Command, err error) error {
 	return UsageError{Err: fmt.Errorf("%w (%s --help lists its flags)", err, cmd.CommandPath())}
 }
 
-// ExitCode maps an error to the exit code: 2 for usage and bad input, else 1.
+// ExitCode maps an error to the exit code: an Exit's own, 2 for usage and
+// bad input, 130 for an interruption, else 1.
 func ExitCode(err error) int {
 	var u UsageError
+	var exit Exit
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &exit):
+		return exit.Code
 	case errors.Is(err, ErrInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):

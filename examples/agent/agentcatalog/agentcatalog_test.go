@@ -21,11 +21,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func newCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	root, err := agentcatalog.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return agentcatalog.New(root)
+	cat := agentcatalog.New()
+	cat.Sources = os.DirFS("../../..") // the repository's root
+	return cat
 }
 
 // The example: two suites, three profiles (one in one environment
