@@ -1,10 +1,11 @@
 // Command recorder exports conversations from a product's PostgreSQL
 // database as recorded history, loads recorded history into a test
-// database, prints or applies the product schema, and runs a demo of both on
-// a throwaway PostgreSQL.
+// database, prints or applies the product schema, runs the recording proxy,
+// renders transcripts, builds and runs a user's evals and catalog programs,
+// and runs a demo on a throwaway PostgreSQL.
 //
-// Exit codes: 0 success, 1 the operation failed, 2 usage or bad input, 130
-// interrupted (SIGINT or SIGTERM).
+// Exit codes (internal/cli's table): 0 success, 1 the operation failed, 2
+// usage or bad input, 130 interrupted (SIGINT or SIGTERM).
 package main
 
 import (
@@ -44,7 +45,9 @@ recorded-history JSON files (the format of getsentry/junior's recordings), so
 tests can start from a real conversation.
 
 Start with "recorder demo": it exports and loads a sample conversation on a
-throwaway PostgreSQL and cleans up after itself.`,
+throwaway PostgreSQL and cleans up after itself.
+
+` + cli.ExitCodes,
 		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

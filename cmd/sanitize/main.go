@@ -1,8 +1,9 @@
 // Command sanitize removes people, workspaces and secrets from recorded
 // history so it can go into git, and checks files already there.
 //
-// Exit codes: 0 success, 1 refused (something would leak, or the input was
-// sanitized already) or check failed, 2 usage or bad input.
+// Exit codes (internal/cli's table): 0 success, 1 refused (something would
+// leak, or the input was sanitized already) or check failed, 2 usage or bad
+// input, 130 interrupted.
 package main
 
 import (
@@ -69,7 +70,11 @@ file's "notNames" keeps product phrases it would take for names ("Chat
 Completions").
 
 Known limit: a name of words in no name list and no dictionary, with no
-word such as "ask" or "cc" before it, is not found.`,
+word such as "ask" or "cc" before it, is not found.
+
+` + cli.ExitCodes + `
+A refusal (something would leak, or the input was sanitized already) and a
+check that found a problem exit 1.`,
 		Example: `  sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/launch.json export.json
   recorder export --conversation local:web:4f1c | sanitize > launch.json
   sanitize --key-file k --report report.json -o recordings/ exports/

@@ -96,11 +96,13 @@ Ctrl-C (SIGINT or SIGTERM) starts no new attempt and makes the running
 attempts' proxies refuse every new model request, so that their turns end
 at once; what ran is written. A second Ctrl-C quits at once.
 
-Exit codes: 0 every attempt ran (whatever it scored), 1 the run stopped
-early (the ceiling), an attempt could not run (setup_error or
-harness_error: an app that did not start), the database server could not
-be reached or the results could not be written, 2 a usage error, a bad
-cases file or a missing credential, 130 interrupted.`,
+A run exits 0 when every attempt ran, whatever it scored; 1 when it stopped
+early (the ceiling), an attempt could not run (setup_error or harness_error:
+an app that did not start), the database server could not be reached or the
+results could not be written; 2 for a bad flag, a bad cases file or a missing
+credential.
+
+` + cli.ExitCodes,
 		Example: `  eval --dry-run                      # the cases and attempts, calling nothing, writing nothing
   eval --reps 3 --concurrency 4       # every eval, three times over
   eval support --variant terse --reps 5 --max-cost-usd 2
