@@ -40,11 +40,13 @@ func casesFile(t *testing.T, lines ...string) string {
 // answers is an eval of an app that a dry run and a list never start.
 func answers(cases string) evals.Eval {
 	return evals.Eval{
-		Name:    "answers",
-		App:     fixture.App{Name: "never-started", Command: []string{"false"}},
-		Cases:   evals.FromJSONL(cases),
-		Input:   func(c evals.Case) fixture.Input { return fixture.SlackMention(c.Text()) },
-		Grade:   func(context.Context, evals.Result, evals.Case) (map[string]float64, error) { return map[string]float64{"correct": 1}, nil },
+		Name:  "answers",
+		App:   fixture.App{Name: "never-started", Command: []string{"false"}},
+		Cases: evals.FromJSONL(cases),
+		Input: func(c evals.Case) fixture.Input { return fixture.SlackMention(c.Text()) },
+		Grade: func(context.Context, evals.Result, evals.Case) (map[string]float64, error) {
+			return map[string]float64{"correct": 1}, nil
+		},
 		Metrics: []evals.Metric{{ID: "correct", Kind: evals.Binary}},
 		Prices:  fixture.Pricing{"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15}},
 		Variants: []evals.Variant{{Name: "haiku", Description: "the fast model",

@@ -153,6 +153,7 @@ func TestTheMeansAreTheAnswerKeys(t *testing.T) {
 		})
 	}
 }
+
 // An eval of the reference agent on two cases, with the scripted model
 // in place of the real one (a wiring test of the eval itself): it gets
 // one case right, and the summary says so.
@@ -189,4 +190,3 @@ func TestAWiringEvalWithTheScriptedModel(t *testing.T) {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 }
-
