@@ -9,3 +9,5 @@
 // directory, or --sources DIR: run the program from the module's root,
 // as recorder catalog ./cmd/catalog does.
 package catalogcmd
+
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update

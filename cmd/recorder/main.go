@@ -8,6 +8,8 @@
 // usage or bad input, 130 interrupted (SIGINT or SIGTERM).
 package main
 
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update
+
 import (
 	"context"
 	"errors"
@@ -36,27 +38,7 @@ type env struct {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	root := &cobra.Command{
-		Use:   "recorder",
-		Short: "Export, load and replay an AI agent's conversations for tests",
-		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
-recorded-history JSON files (the format of getsentry/junior's recordings), so
-tests can start from a real conversation.
-
-Start with "recorder demo": it exports and loads a sample conversation on a
-throwaway PostgreSQL and cleans up after itself.
-
-` + cli.ExitCodes,
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.SetFlagErrorFunc(cli.FlagError)
-	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
+	root := newRoot(&env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if errors.As(err, new(cli.Reported)) {
@@ -81,4 +63,29 @@ throwaway PostgreSQL and cleans up after itself.
 	}
 	fmt.Fprintf(stderr, "recorder: %v\n", err)
 	return cli.ExitCode(err)
+}
+
+// newRoot is recorder's command, with every subcommand.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "recorder",
+		Short: "Export, load and replay an AI agent's conversations for tests",
+		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
+recorded-history JSON files (the format of getsentry/junior's recordings), so
+tests can start from a real conversation.
+
+Start with "recorder demo": it exports and loads a sample conversation on a
+throwaway PostgreSQL and cleans up after itself.
+
+` + cli.ExitCodes,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(cli.FlagError)
+	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
+	return root
 }

@@ -6,6 +6,8 @@
 // input, 130 interrupted.
 package main
 
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update
+
 import (
 	"context"
 	"encoding/json"
@@ -31,6 +33,18 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	root := newRoot(stdin, stdout, stderr, getenv)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "sanitize: %v\n", err)
+	return cli.ExitCode(err)
+}
+
+// newRoot is sanitize's command, with check.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
 	var (
 		flags       cliflags.Sanitize
 		output      string
@@ -138,13 +152,7 @@ check that found a problem exit 1.`,
 	root.Flags().StringVar(&people, "people", "", "learn every person in this people file (recorder export --people)")
 	root.Flags().BoolVar(&skipRefused, "skip-refused", false, "for a directory: write the files that pass, skip the refused ones, exit 1")
 	root.AddCommand(newCheckCmd(stdout))
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "sanitize: %v\n", err)
-	return cli.ExitCode(err)
+	return root
 }
 
 func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout io.Writer) error {

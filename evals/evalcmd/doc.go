@@ -8,3 +8,5 @@
 // (a test, a CI job of its own) links no command-line code; recorder
 // eval builds and runs such a program.
 package evalcmd
+
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update
