@@ -67,7 +67,7 @@ func TestTheBuiltCommandsExitCodes(t *testing.T) {
 		{"catalog program, unknown flag", []string{catalogBin, "--bogus"}, "", 2, "unknown flag: --bogus (catalog --help lists its flags)"},
 		{"view, no file", []string{recorderBin, "view"}, "", 2, "view renders one recorded-history file: recorder view FILE"},
 		{"eval, no program", []string{recorderBin, "eval"}, "", 2, "recorder eval needs the program to run: its Go package (recorder eval ./cmd/evals --list)"},
-		{"sanitize check, truncated file", []string{sanitizeBin, "check", truncated}, "", 2, "cut.json: malformed JSON at line 3, column 31 (byte 63)"},
+		{"sanitize check, truncated file", []string{sanitizeBin, "check", truncated}, "", 2, "cut.json (byte 63): invalid recorded history: malformed JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

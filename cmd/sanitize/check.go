@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,9 +75,6 @@ and JSON path, never the value.`,
 				if err != nil {
 					return err
 				}
-				if err := wellFormed(doc, f); err != nil {
-					return err
-				}
 				if isReport(doc) {
 					continue
 				}
@@ -116,21 +112,4 @@ and JSON path, never the value.`,
 // counts only.
 func isReport(doc []byte) bool {
 	return gjson.GetBytes(doc, "tool").String() == "agentvcr-sanitize" && !gjson.GetBytes(doc, "events").Exists()
-}
-
-// wellFormed says where a file stops being JSON, by line and column, so
-// that a truncated or hand-edited file can be found and fixed: bad input,
-// exit 2.
-func wellFormed(doc []byte, file string) error {
-	if json.Valid(doc) {
-		return nil
-	}
-	err := json.Unmarshal(doc, new(json.RawMessage)) // the scanner's error, with its offset
-	off := int64(len(doc))
-	if syn, ok := errors.AsType[*json.SyntaxError](err); ok && strings.HasPrefix(syn.Error(), "invalid character") {
-		off = syn.Offset - 1 // the offset is after the character
-	}
-	line := 1 + bytes.Count(doc[:off], []byte("\n"))
-	col := int(off) - bytes.LastIndexByte(doc[:off], '\n')
-	return cli.Usagef("%s: malformed JSON at line %d, column %d (byte %d): %v", file, line, col, off, err)
 }
