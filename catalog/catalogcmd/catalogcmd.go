@@ -21,7 +21,9 @@ import (
 // (catalog.EnvResolver), and exits with its code.
 func Main(cat *catalog.Catalog) {
 	ctx, stop := cli.SignalContext()
-	code := evalcmd.MainCommand(ctx, Command(cat, catalog.EnvResolver(os.Getenv)))
+	cmd := Command(cat, catalog.EnvResolver(os.Getenv))
+	cmd.SetArgs(os.Args[1:])
+	code := evalcmd.Execute(ctx, cmd, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -24,23 +24,17 @@ import (
 // when every attempt ran, 1 when the run stopped early or failed, 2 for
 // a usage error, a bad cases file or a missing credential, 130 when
 // interrupted.
-func Main(evals ...evals.Eval) {
+func Main(es ...evals.Eval) {
 	ctx, stop := cli.SignalContext()
-	code := MainCommand(ctx, Command(evals...))
+	cmd := Command(es...)
+	cmd.SetArgs(os.Args[1:])
+	code := Execute(ctx, cmd, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// MainCommand runs cmd (from Command or CommandFrom) with os.Args, and
-// returns its exit code: what Main does, for a program that adds to the
-// command (catalogcmd does) before it runs.
-func MainCommand(ctx context.Context, cmd *cobra.Command) int {
-	cmd.SetArgs(os.Args[1:])
-	return Execute(ctx, cmd, os.Stderr)
-}
-
-// Execute runs cmd (from Command) and returns its exit code, having
-// said on stderr what went wrong.
+// Execute runs cmd (from Command or CommandFrom) and returns its exit
+// code, having said on stderr what went wrong.
 func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
