@@ -82,7 +82,7 @@ func (c *Catalog) Select(suite, profile, environment string) ([]Cell, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("catalog: no cell of suite %q, profile %q, environment %q (recorder catalog --list lists them)", or(suite, "any"), or(profile, "any"), or(environment, "any"))
+		return nil, fmt.Errorf("catalog: no cell of suite %q, profile %q, environment %q (the catalog program's --list lists them)", or(suite, "any"), or(profile, "any"), or(environment, "any"))
 	}
 	return out, nil
 }
