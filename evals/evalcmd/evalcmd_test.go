@@ -12,6 +12,7 @@ import (
 	"github.com/agentvcr/agentvcr/evals"
 	"github.com/agentvcr/agentvcr/evals/evalcmd"
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // command runs the eval command with args and returns its exit code,
@@ -48,7 +49,7 @@ func answers(cases string) evals.Eval {
 			return map[string]float64{"correct": 1}, nil
 		},
 		Metrics: []evals.Metric{{ID: "correct", Kind: evals.Binary}},
-		Prices:  fixture.Pricing{"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15}},
+		Prices:  pricing.Table{"anthropic/claude-sonnet-4.5": {InputPerMTok: 3, OutputPerMTok: 15}},
 		Variants: []evals.Variant{{Name: "haiku", Description: "the fast model",
 			Env: map[string]string{"AGENT_MODEL": "anthropic/claude-haiku-4.5"}}},
 	}
