@@ -19,7 +19,11 @@ require (
 
 require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
-require github.com/jackc/puddle/v2 v2.2.3 // indirect
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+)
 
 require (
 	dario.cat/mergo v1.0.1 // indirect

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Listing is a suite as recorder catalog --list shows it.
+// Listing is a suite as a catalog program's --list shows it (catalogcmd).
 type Listing struct {
 	ID          string   `json:"id"`
 	Label       string   `json:"label"`

@@ -55,6 +55,10 @@ func (e *CredentialError) Error() string {
 
 func (e *CredentialError) Unwrap() error { return e.Err }
 
+// Is makes a CredentialError an evals.ErrMissingCredential: the user's
+// setup to fix, which evalcmd says before a run starts.
+func (e *CredentialError) Is(target error) bool { return target == evals.ErrMissingCredential }
+
 // Select returns the cells of suite, and of profile and environment when
 // they are not "", after validating the catalog. Asking for what does
 // not exist is an error.
@@ -78,7 +82,7 @@ func (c *Catalog) Select(suite, profile, environment string) ([]Cell, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("catalog: no cell of suite %q, profile %q, environment %q (recorder catalog --list lists them)", or(suite, "any"), or(profile, "any"), or(environment, "any"))
+		return nil, fmt.Errorf("catalog: no cell of suite %q, profile %q, environment %q (the catalog program's --list lists them)", or(suite, "any"), or(profile, "any"), or(environment, "any"))
 	}
 	return out, nil
 }
@@ -150,6 +154,44 @@ func (p *Plan) Cleanup(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Check resolves the credentials of the plan's cells, and returns a
+// *CredentialError (an evals.ErrMissingCredential) for the first cell of
+// each suite, profile and environment that lacks one, joined: a run
+// would fail each of their attempts on it, so a program says so before
+// it sets anything up.
+func (p *Plan) Check(ctx context.Context) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, cl := range p.cells {
+		group := cl.Suite.ID + "." + cl.Profile.ID + "." + cl.Environment.ID
+		if seen[group] {
+			continue
+		}
+		seen[group] = true
+		if _, missing, err := p.credentials(ctx, cl.Profile, cl.Environment); len(missing) > 0 {
+			errs = append(errs, &CredentialError{Cell: cl.ID, Env: missing[0].Env, Ref: missing[0].Ref, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// credentials resolves the credentials a profile and an environment
+// need: the values by variable, those missing, and the resolver's last
+// error.
+func (p *Plan) credentials(ctx context.Context, prof *Profile, env *Environment) (values map[string]string, missing []Credential, err error) {
+	values = map[string]string{}
+	for _, cr := range append([]Credential{prof.Credential}, env.Credentials...) {
+		v, rerr := p.resolve.Resolve(ctx, cr.Ref)
+		if rerr != nil || v == "" {
+			missing = append(missing, cr)
+			err = rerr
+			continue
+		}
+		values[cr.Env] = v
+	}
+	return values, missing, err
+}
+
 // Evals returns the plan's evals.
 func (p *Plan) Evals(ctx context.Context) ([]evals.Eval, error) {
 	type group struct {
@@ -206,18 +248,10 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 			app.Env[k] = v
 		}
 	}
-	creds := append([]Credential{prof.Credential}, env.Credentials...)
-	var missing []Credential
-	var resolveErr error
+	values, missing, resolveErr := p.credentials(ctx, prof, env)
 	var known []string // the credentials' values: no evidence holds them
-	for _, cr := range creds {
-		v, err := p.resolve.Resolve(ctx, cr.Ref)
-		if err != nil || v == "" {
-			missing = append(missing, cr)
-			resolveErr = err
-			continue
-		}
-		app.Env[cr.Env] = v
+	for k, v := range values {
+		app.Env[k] = v
 		known = append(known, v)
 	}
 	if env.App != nil {

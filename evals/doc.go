@@ -18,6 +18,6 @@
 // scorable (a provider error, a timeout, a grader error) goes to
 // failures.jsonl with its class; a model without a price has no cost,
 // never zero, and a cost ceiling that cannot be held says so and starts
-// no more cases. Main gives a program the command line; go test never
-// runs an eval.
+// no more cases. Package evals/evalcmd gives a program the command line;
+// go test never runs an eval.
 package evals

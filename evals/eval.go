@@ -28,8 +28,9 @@ type Eval struct {
 	// Cases loads the cases: FromJSONL or FromFS.
 	Cases Cases
 	// Preflight, if set, runs before each attempt's app starts: a
-	// credential the attempt needs, an environment that must answer. An
-	// error fails the attempt (class setup_error) and starts nothing.
+	// credential the attempt needs (ErrMissingCredential), an environment
+	// that must answer. An error fails the attempt (class setup_error)
+	// and starts nothing.
 	Preflight func(ctx context.Context, c Case) error
 	// Setup, if set, prepares an attempt's fresh app before its input
 	// is sent: seeds the Slack mock, loads history. An error is the
@@ -61,6 +62,13 @@ type Eval struct {
 	// declared), by name.
 	Variants []Variant
 }
+
+// ErrMissingCredential is what a Preflight's error wraps (errors.Is)
+// when the attempt lacks a credential that the user's setup must give,
+// such as a model API key. It is the user's to fix, not the agent's
+// failure: evalcmd asks before a run starts and stops it there, naming
+// the variable, instead of failing every attempt on it.
+var ErrMissingCredential = errors.New("missing credential")
 
 // Result is what an attempt left behind, for Grade: the fixture, whose
 // Slack mock, database (DatabaseURL) and app routes (AppURL) hold the end
@@ -182,8 +190,9 @@ func (e *Eval) validate() error {
 	return nil
 }
 
-// metrics are the Eval's metrics and, with a Judge, the judge's.
-func (e *Eval) metrics() []Metric {
+// AllMetrics are what each attempt is scored on: the Eval's Metrics
+// and, with a Judge, the judge's.
+func (e *Eval) AllMetrics() []Metric {
 	ms := slices.Clone(e.Metrics)
 	if e.Judge != nil {
 		ms = append(ms, Metric{ID: JudgeMetric, Kind: Score, Description: "the judge's score of the transcript, 0 to 1"})

@@ -1,7 +1,6 @@
 package evals
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -10,14 +9,10 @@ import (
 	"text/tabwriter"
 )
 
-func writeReportJSON(w io.Writer, rep *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-// printReport writes the report for a person.
-func printReport(w io.Writer, rep *Report) {
+// WriteText writes the report for a person: the attempts a dry run
+// would make, or each run's summary and each variant's comparison with
+// the baseline. (A script reads the Report as JSON.)
+func (rep *Report) WriteText(w io.Writer) {
 	if rep.DryRun {
 		fmt.Fprintf(w, "dry run: %d attempts would run; nothing was started, called or written\n", len(rep.Planned))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

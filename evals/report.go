@@ -282,7 +282,7 @@ func (r *runner) summary(s *set) Summary {
 		scored = append(scored, row)
 	}
 	sum.Partial = !anyFinished && len(rows) > 0
-	for _, m := range s.eval.metrics() {
+	for _, m := range s.eval.AllMetrics() {
 		sum.Metrics = append(sum.Metrics, metricSummary(m, scored, r.cfg.Reps))
 	}
 	return sum
@@ -367,7 +367,7 @@ func (r *runner) compare(b, v *set, bs, vs Summary) Comparison {
 		return slices.DeleteFunc(rows, func(row Row) bool { return row.Status != Scored || !common[row.Rep] })
 	}
 	bKept, vKept := keep(bRows), keep(vRows)
-	for _, m := range v.eval.metrics() {
+	for _, m := range v.eval.AllMetrics() {
 		bm, vm := metricSummary(m, bKept, r.cfg.Reps), metricSummary(m, vKept, r.cfg.Reps)
 		d := MetricDiff{ID: m.ID, Baseline: bm.Mean, Variant: vm.Mean}
 		if bm.Mean != nil && vm.Mean != nil {

@@ -336,12 +336,13 @@ func reachable(ctx context.Context, url string) error {
 	defer cancel()
 	conn, err := pgx.Connect(cctx, url)
 	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("the database server (--database-url): %w", err)}
+		// Not a bad config: a server that is down, or not yet up.
+		return fmt.Errorf("the database server (--database-url): %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var create bool
 	if err := conn.QueryRow(cctx, "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&create); err != nil {
-		return &ConfigError{Err: fmt.Errorf("the database server (--database-url): %w", err)}
+		return fmt.Errorf("the database server (--database-url): %w", err)
 	}
 	if !create {
 		return &ConfigError{Err: errors.New("the database server (--database-url): its user may not create databases, and each attempt needs its own (ALTER ROLE ... CREATEDB)")}

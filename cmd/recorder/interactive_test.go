@@ -93,7 +93,7 @@ func startProxy(t *testing.T, stderr io.Writer, args ...string) *runningProxy {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-rp.done
+		receive(t, rp.done, "the stopped proxy's exit")
 	})
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
@@ -170,7 +170,7 @@ func TestInterruptedProxyFinishesWhatIsInFlight(t *testing.T) {
 		resp.Body.Close()
 		body <- string(b)
 	}()
-	<-arrived
+	receive(t, arrived, "the upstream's first event")
 	rp.stop()
 	stderr.waitFor(t, "stopping: no new requests")
 	select {
@@ -179,7 +179,7 @@ func TestInterruptedProxyFinishesWhatIsInFlight(t *testing.T) {
 	default:
 	}
 	close(release)
-	if got := <-body; got != "data: one\n\ndata: two\n\n" {
+	if got := receive(t, body, "the agent's whole response"); got != "data: one\n\ndata: two\n\n" {
 		t.Fatalf("the agent got %q; want the whole response", got)
 	}
 	if code := rp.exit(t); code != 130 {

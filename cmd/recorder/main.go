@@ -1,11 +1,14 @@
 // Command recorder exports conversations from a product's PostgreSQL
 // database as recorded history, loads recorded history into a test
-// database, prints or applies the product schema, and runs a demo of both on
-// a throwaway PostgreSQL.
+// database, prints or applies the product schema, runs the recording proxy,
+// renders transcripts, builds and runs a user's evals and catalog programs,
+// and runs a demo on a throwaway PostgreSQL.
 //
-// Exit codes: 0 success, 1 the operation failed, 2 usage or bad input, 130
-// interrupted (SIGINT or SIGTERM).
+// Exit codes (internal/cli's table): 0 success, 1 the operation failed, 2
+// usage or bad input, 130 interrupted (SIGINT or SIGTERM).
 package main
+
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update
 
 import (
 	"context"
@@ -13,8 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -23,10 +24,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal stops a command gracefully; a second one, with the
-	// default handling back, ends the process.
-	context.AfterFunc(ctx, stop)
+	ctx, stop := cli.SignalContext()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -40,25 +38,7 @@ type env struct {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	root := &cobra.Command{
-		Use:   "recorder",
-		Short: "Export, load and replay an AI agent's conversations for tests",
-		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
-recorded-history JSON files (the format of getsentry/junior's recordings), so
-tests can start from a real conversation.
-
-Start with "recorder demo": it exports and loads a sample conversation on a
-throwaway PostgreSQL and cleans up after itself.`,
-		Version:       version.String(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
-	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
+	root := newRoot(&env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if errors.As(err, new(cli.Reported)) {
@@ -83,4 +63,29 @@ throwaway PostgreSQL and cleans up after itself.`,
 	}
 	fmt.Fprintf(stderr, "recorder: %v\n", err)
 	return cli.ExitCode(err)
+}
+
+// newRoot is recorder's command, with every subcommand.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "recorder",
+		Short: "Export, load and replay an AI agent's conversations for tests",
+		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
+recorded-history JSON files (the format of getsentry/junior's recordings), so
+tests can start from a real conversation.
+
+Start with "recorder demo": it exports and loads a sample conversation on a
+throwaway PostgreSQL and cleans up after itself.
+
+` + cli.ExitCodes,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(cli.FlagError)
+	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
+	return root
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
@@ -22,6 +23,19 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 type result struct {
 	code           int
 	stdout, stderr string
+}
+
+// receive waits for a value from ch; without one within a minute it
+// fails the test, saying what did not happen.
+func receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: not within a minute", what)
+		panic("unreachable")
+	}
 }
 
 func recorder(t *testing.T, stdin string, args ...string) result {
@@ -254,7 +268,7 @@ func TestCA(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range []string{"schema", "export", "load", "demo", "ca", "proxy", "env", "eval"} {
+	for _, cmd := range []string{"schema", "export", "load", "demo", "ca", "proxy", "env", "eval", "catalog"} {
 		r := recorder(t, "", cmd, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: %+v", cmd, r)

@@ -58,8 +58,7 @@ func startProxyProcess(t *testing.T, bin string, environ []string, args ...strin
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		code := <-pp.exited
-		pp.exited <- code
+		pp.exited <- receive(t, pp.exited, "the killed recorder proxy's exit")
 	})
 	lines := make(chan string, 1)
 	go func() {
@@ -75,8 +74,15 @@ func startProxyProcess(t *testing.T, bin string, environ []string, args ...strin
 	}
 	var ready struct{ Proxy, CA string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
-		code := <-pp.exited // no ready line: it ended
-		pp.exited <- code
+		// No ready line: it ended. (This runs on a goroutine of its
+		// own: it returns what went wrong, never fails the test.)
+		var code int
+		select {
+		case code = <-pp.exited:
+			pp.exited <- code
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("recorder proxy %v: ready line %q: %v, and it did not exit within 30 s\n%s", args, line, err, pp.stderr)
+		}
 		return nil, fmt.Errorf("recorder proxy %v: ready line %q: %v (exit %d)\n%s", args, line, err, code, pp.stderr)
 	}
 	proxyURL, _ := url.Parse(ready.Proxy)

@@ -23,7 +23,12 @@ standard input; the page goes to standard output, or to --out.`,
 		Example: `  recorder view recordings/samples/slack-thread.json > thread.html
   recorder view -o launch.html history/testdata/launch-planning.json
   recorder export --conversation slack:C0123:1790000000.000100 | recorder view - > thread.html`,
-		Args: cli.Args(cobra.ExactArgs(1)),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return cli.Usagef("view renders one recorded-history file: recorder view FILE (\"-\" reads standard input; got %d arguments)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			var rec *history.Recording

@@ -1,9 +1,12 @@
 // Command sanitize removes people, workspaces and secrets from recorded
 // history so it can go into git, and checks files already there.
 //
-// Exit codes: 0 success, 1 refused (something would leak, or the input was
-// sanitized already) or check failed, 2 usage or bad input.
+// Exit codes (internal/cli's table): 0 success, 1 refused (something would
+// leak, or the input was sanitized already) or check failed, 2 usage or bad
+// input, 130 interrupted.
 package main
+
+//go:generate go test -run TestTheCLIReferenceIsCurrent -update
 
 import (
 	"context"
@@ -30,6 +33,18 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	root := newRoot(stdin, stdout, stderr, getenv)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "sanitize: %v\n", err)
+	return cli.ExitCode(err)
+}
+
+// newRoot is sanitize's command, with check.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
 	var (
 		flags       cliflags.Sanitize
 		output      string
@@ -69,7 +84,11 @@ file's "notNames" keeps product phrases it would take for names ("Chat
 Completions").
 
 Known limit: a name of words in no name list and no dictionary, with no
-word such as "ask" or "cc" before it, is not found.`,
+word such as "ask" or "cc" before it, is not found.
+
+` + cli.ExitCodes + `
+A refusal (something would leak, or the input was sanitized already) and a
+check that found a problem exit 1.`,
 		Example: `  sanitize --key-file ~/.config/agentvcr/sanitize.key -o recordings/launch.json export.json
   recorder export --conversation local:web:4f1c | sanitize > launch.json
   sanitize --key-file k --report report.json -o recordings/ exports/
@@ -126,20 +145,14 @@ word such as "ask" or "cc" before it, is not found.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	root.SetFlagErrorFunc(cli.FlagError)
 	flags.Register(root.Flags())
 	root.Flags().StringVarP(&output, "output", "o", "", "output file, or directory for a directory IN (default standard output)")
 	root.Flags().StringVar(&report, "report", "", "write a JSON report (counts only, no original values) to this file")
 	root.Flags().StringVar(&people, "people", "", "learn every person in this people file (recorder export --people)")
 	root.Flags().BoolVar(&skipRefused, "skip-refused", false, "for a directory: write the files that pass, skip the refused ones, exit 1")
 	root.AddCommand(newCheckCmd(stdout))
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintf(stderr, "sanitize: %v\n", err)
-	return cli.ExitCode(err)
+	return root
 }
 
 func sanitizeFile(s *sanitize.Sanitizer, in, out string, stdin io.Reader, stdout io.Writer) error {

@@ -1,14 +1,28 @@
 // Package cli holds what agentvcr's commands share: usage errors, the exit
-// codes (0 success, 1 the operation failed or refused, 2 usage or bad
-// input, 130 interrupted) and terminal detection.
+// codes, signal handling and terminal detection.
+//
+// Every command of recorder, sanitize, and the programs built on
+// evals/evalcmd and catalog/catalogcmd exits with the codes of one table,
+// ExitCodes, which each root command prints in its help:
+//
+//	0    success
+//	1    the operation failed: a database that cannot be reached, a
+//	     refused write, an attempt that could not run
+//	2    usage or bad input: a flag, an argument, a malformed file, a
+//	     missing credential (the user's setup: the message names the
+//	     variable)
+//	130  interrupted: SIGINT or SIGTERM
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -37,16 +51,56 @@ type Reported struct{ Err error }
 func (r Reported) Error() string { return r.Err.Error() }
 func (r Reported) Unwrap() error { return r.Err }
 
+// Exit carries the exit code to end with: that of a program a command
+// ran (recorder eval), passed through.
+type Exit struct {
+	Code int
+	Err  error
+}
+
+func (e Exit) Error() string { return e.Err.Error() }
+func (e Exit) Unwrap() error { return e.Err }
+
 // ExitInterrupted is the exit code of a command a signal stopped, as a
 // shell reports one that SIGINT killed.
 const ExitInterrupted = 130
 
-// ExitCode maps an error to the exit code: 2 for usage and bad input, else 1.
+// ExitCodes is the package doc's table of exit codes, for the end of a
+// root command's Long help.
+const ExitCodes = `Exit codes:
+  0    success
+  1    the operation failed: a database that cannot be reached, a refused
+       write, an attempt that could not run
+  2    usage or bad input: a flag, an argument, a malformed file, a missing
+       credential (the message names the variable)
+  130  interrupted (SIGINT or SIGTERM)`
+
+// SignalContext returns a context that the first SIGINT or SIGTERM
+// cancels, so that a command stops gracefully; a second signal, with the
+// default handling back, ends the process. stop releases the signals.
+func SignalContext() (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
+}
+
+// FlagError is a cobra FlagErrorFunc: a flag that does not parse is a
+// usage error that names the command it was given to, whose help lists
+// its flags.
+func FlagError(cmd *cobra.Command, err error) error {
+	return UsageError{Err: fmt.Errorf("%w (%s --help lists its flags)", err, cmd.CommandPath())}
+}
+
+// ExitCode maps an error to the exit code: an Exit's own, 2 for usage and
+// bad input, 130 for an interruption, else 1.
 func ExitCode(err error) int {
 	var u UsageError
+	var exit Exit
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &exit):
+		return exit.Code
 	case errors.Is(err, ErrInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &u), errors.Is(err, history.ErrInvalid), errors.Is(err, schema.ErrUnknownProfile):

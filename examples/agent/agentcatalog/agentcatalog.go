@@ -2,9 +2,7 @@ package agentcatalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,14 +95,16 @@ func (b *binary) remove(context.Context) error {
 var sources = []string{"examples/agent/agentcatalog/*.go", "catalog/*.go", "examples/agent/main.go",
 	"examples/agent/app/*.go", "examples/agent/llm/*.go", "examples/agent/store/*.go"}
 
-// New is the reference agent's catalog, its sources read from root (the
-// repository: Root finds it). gatewayKey is not part of it: profiles
-// name the gateway's key by reference, and a run resolves it.
-func New(root fs.FS) *catalog.Catalog {
+// New is the reference agent's catalog. Its sources are named from the
+// agentvcr repository's root, and it has no Sources of its own: its
+// program (examples/agent/cmd/catalog) reads them from the working
+// directory, so it runs from the root. The gateway's key is not part of
+// it: profiles name it by reference, and a run resolves it.
+func New() *catalog.Catalog {
 	app := agentevals.App("")
 	delete(app.Env, "AI_GATEWAY_API_KEY") // a credential: resolved per run
 	profiles, envs := Profiles(), Environments()
-	return &catalog.Catalog{Sources: root, Suites: []catalog.Suite{
+	return &catalog.Catalog{Suites: []catalog.Suite{
 		{
 			ID: "answers", Label: "Answers", Description: "Questions with one right answer, asked in a Slack thread.",
 			Size: 20, Rank: 1, Tier: "smoke", Grader: "matchers/v1", Sources: sources,
@@ -140,28 +140,4 @@ func New(root fs.FS) *catalog.Catalog {
 			},
 		},
 	}}
-}
-
-// Root finds the repository this package is in, from the working
-// directory up: where the catalog's sources are.
-func Root() (fs.FS, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && containsModule(b) {
-			return os.DirFS(dir), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil, errors.New("agentcatalog: the catalog's sources are in the agentvcr repository: run from inside it")
-		}
-		dir = parent
-	}
-}
-
-func containsModule(gomod []byte) bool {
-	const line = "module github.com/agentvcr/agentvcr\n"
-	return len(gomod) >= len(line) && string(gomod[:len(line)]) == line
 }

@@ -21,11 +21,9 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func newCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	root, err := agentcatalog.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return agentcatalog.New(root)
+	cat := agentcatalog.New()
+	cat.Sources = os.DirFS("../../..") // the repository's root
+	return cat
 }
 
 // The example: two suites, three profiles (one in one environment
@@ -144,9 +142,20 @@ func TestACellWithoutItsCredentialFails(t *testing.T) {
 	if s.Started != 4 || s.Attempts != 4 || s.Excluded[evals.SetupError] != 4 || s.Scored != 0 {
 		t.Fatalf("summary %+v", s)
 	}
-	b, _ := os.ReadFile(filepath.Join(out, "answers.haiku.in-process", "baseline", "failures.jsonl"))
+	dir := filepath.Join(out, "answers.haiku.in-process", "baseline")
+	b, _ := os.ReadFile(filepath.Join(dir, "failures.jsonl"))
 	if strings.Count(string(b), "needs credential AI_GATEWAY_API_KEY (secret_ref AI_GATEWAY_API_KEY, version latest), which is not available") != 4 {
 		t.Fatalf("failures:\n%s", b)
+	}
+	// Each failure points at its trace, which holds the attempt's log.
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var f struct{ Trace string }
+		if err := json.Unmarshal([]byte(line), &f); err != nil || f.Trace == "" {
+			t.Fatalf("failure %s: no trace (%v)", line, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, f.Trace, "attempt.log")); err != nil {
+			t.Fatalf("failure %s: %v", line, err)
+		}
 	}
 }
 

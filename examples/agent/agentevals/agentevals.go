@@ -58,6 +58,12 @@ func Answers(gatewayKey string, opts ...fixture.Option) evals.Eval {
 			{ID: "tool_calls", Kind: evals.Count, Description: "tool results the agent stored"},
 		},
 		Prices: Prices,
+		Preflight: func(context.Context, evals.Case) error {
+			if gatewayKey == "" {
+				return fmt.Errorf("%w: AI_GATEWAY_API_KEY is not set: the agent calls the real model through the AI gateway (--dry-run and --list need none)", evals.ErrMissingCredential)
+			}
+			return nil
+		},
 		Variants: []evals.Variant{
 			{Name: "haiku", Description: "the agent loop on the fast model", Env: map[string]string{"AGENT_MODEL": Haiku}},
 		},

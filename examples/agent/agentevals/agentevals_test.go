@@ -3,6 +3,7 @@ package agentevals_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,42 @@ func TestTheMeansAreTheAnswerKeys(t *testing.T) {
 				t.Fatalf("no trace: %v", err)
 			}
 		})
+	}
+}
+
+// An eval of the reference agent on two cases, with the scripted model
+// in place of the real one (a wiring test of the eval itself): it gets
+// one case right, and the summary says so.
+func TestAWiringEvalWithTheScriptedModel(t *testing.T) {
+	e := evals.Eval{
+		Name:    "arithmetic",
+		App:     agentevals.App("no-key-needed"),
+		Options: []fixture.Option{fixture.ScriptedModel()},
+		Cases:   evals.FromJSONL("testdata/arithmetic.jsonl"),
+		// Each attempt's fresh app gets its script: the router, the
+		// title and the answer, "42" to both questions.
+		Setup: func(_ context.Context, f *fixture.Fixture, c evals.Case) error {
+			f.Model().Respond(fakeai.Agent{Name: "router", Purpose: "structured"},
+				fakeai.Output(map[string]any{"reasoning_level": "low", "profile": "fast", "confidence": 0.9, "reason": "short"}))
+			f.Model().Respond(fakeai.Agent{Name: "title", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Generate a concise") }},
+				fakeai.Text("Arithmetic"))
+			f.Model().Respond(fakeai.Agent{Name: "agent", Purpose: "agent"}, fakeai.Text("42"))
+			return nil
+		},
+		Input:   func(c evals.Case) fixture.Input { return fixture.SlackMention(c.Text()) },
+		Grade:   agentevals.Grade,
+		Metrics: agentevals.Answers("").Metrics,
+	}
+	rep, err := evals.Run(t.Context(), evals.Config{Out: t.TempDir(), Reps: 2}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Runs[0]
+	got := fmt.Sprintf("%d of %d scored", s.Scored, s.Attempts)
+	for _, m := range s.Metrics {
+		got += fmt.Sprintf(", %s %.2f", m.ID, *m.Mean)
+	}
+	if want := "4 of 4 scored, correct 0.50, replied 1.00, tool_calls 0.00"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
 	}
 }

@@ -5,6 +5,7 @@
 // conversation (the database), that it stored one reply, and how many
 // tool results it stored.
 //
-// recorder eval runs them with the real model; a user's program runs
-// its own the same way, with evals.Main.
+// Its program, examples/agent/cmd/evals, runs them with the real model
+// (recorder eval ./examples/agent/cmd/evals); a user's program runs its
+// own the same way, with evalcmd.Main.
 package agentevals

@@ -1,4 +1,4 @@
-package evals_test
+package agentevals_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package evals_test
+package agentevals_test
 
 import (
 	"bufio"
@@ -19,13 +19,10 @@ import (
 	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
-	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/pricing"
 	"github.com/agentvcr/agentvcr/proxy"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 var (
 	router = fakeai.Agent{Name: "router", Purpose: "structured", SystemPrefix: "You choose the execution profile"}
@@ -415,13 +412,14 @@ func TestAVariantNamedTwiceRunsOnce(t *testing.T) {
 	}
 }
 
-// A database server the run cannot use is said before anything starts.
+// A database server the run cannot reach is said before anything starts:
+// not as a bad config, as a failure.
 func TestAnUnusableDatabaseServerStopsTheRunBeforeItStarts(t *testing.T) {
 	up := fakeai.NewServer(t)
 	out := filepath.Join(t.TempDir(), "results")
 	_, err := evals.Run(context.Background(), evals.Config{Out: out, DatabaseURL: "postgres://nobody:hunter2hunter2@127.0.0.1:1/none"},
 		answers(up, casesFile(t, `{"id":"a","input":"x","expected":"y"}`)))
-	if !errors.As(err, new(*evals.ConfigError)) || !strings.Contains(err.Error(), "the database server (--database-url)") || strings.Contains(err.Error(), "hunter2") {
+	if errors.As(err, new(*evals.ConfigError)) || !strings.Contains(err.Error(), "the database server (--database-url)") || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

@@ -1,20 +1,20 @@
-package evals
+package evalcmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentvcr/agentvcr/evals"
 	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/internal/pgcluster"
 )
@@ -22,21 +22,19 @@ import (
 // Main is the command line of a program that runs evals (a user's
 // cmd/evals): it runs Command with os.Args and exits with its code, 0
 // when every attempt ran, 1 when the run stopped early or failed, 2 for
-// a usage error or a bad cases file, 130 when interrupted.
-func Main(evals ...Eval) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal stops the run gracefully; a second one, with the
-	// default handling back, ends the process.
-	context.AfterFunc(ctx, stop)
-	cmd := Command(evals...)
+// a usage error, a bad cases file or a missing credential, 130 when
+// interrupted.
+func Main(es ...evals.Eval) {
+	ctx, stop := cli.SignalContext()
+	cmd := Command(es...)
 	cmd.SetArgs(os.Args[1:])
 	code := Execute(ctx, cmd, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// Execute runs cmd (from Command) and returns its exit code, having
-// said on stderr what went wrong.
+// Execute runs cmd (from Command or CommandFrom) and returns its exit
+// code, having said on stderr what went wrong.
 func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
@@ -49,17 +47,18 @@ func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	return cli.ExitCode(err)
 }
 
-// Command returns the command that runs evals: its flags are Config's.
-func Command(evals ...Eval) *cobra.Command {
-	return CommandFrom(func(*cobra.Command) ([]Eval, func() error, error) { return evals, nil, nil })
+// Command returns the command that runs evals: its flags are
+// evals.Config's.
+func Command(es ...evals.Eval) *cobra.Command {
+	return CommandFrom(func(*cobra.Command) ([]evals.Eval, func() error, error) { return es, nil, nil })
 }
 
 // CommandFrom is Command with the evals made when the command runs, from
-// its flags (recorder eval adds --suite and --profile this way); done,
-// if not nil, is called once the run is over.
-func CommandFrom(load func(cmd *cobra.Command) (evals []Eval, done func() error, err error)) *cobra.Command {
+// its flags (catalogcmd adds --suite and --profile this way); done, if
+// not nil, is called once the run is over.
+func CommandFrom(load func(cmd *cobra.Command) (evals []evals.Eval, done func() error, err error)) *cobra.Command {
 	var (
-		cfg      Config
+		cfg      evals.Config
 		asJSON   bool
 		list     bool
 		variants []string
@@ -83,15 +82,21 @@ unpriced request makes it unable to hold; running attempts finish.
 With no EVAL, every eval runs. Each attempt gets a database of its own on
 --database-url, or on a private PostgreSQL started for the run.
 
+Before a run starts anything, each eval's Preflight is asked about its first
+case: a missing credential (an error that is evals.ErrMissingCredential) stops
+the run there, with the variable it names: exit 2, nothing written.
+
 Ctrl-C (SIGINT or SIGTERM) starts no new attempt and makes the running
 attempts' proxies refuse every new model request, so that their turns end
 at once; what ran is written. A second Ctrl-C quits at once.
 
-Exit codes: 0 every attempt ran (whatever it scored), 1 the run stopped
-early (the ceiling), an attempt could not run (setup_error or
-harness_error: a missing credential, an app that did not start) or the
-results could not be written, 2 a usage error or a bad cases file, 130
-interrupted.`,
+A run exits 0 when every attempt ran, whatever it scored; 1 when it stopped
+early (the ceiling), an attempt could not run (setup_error or harness_error:
+an app that did not start), the database server could not be reached or the
+results could not be written; 2 for a bad flag, a bad cases file or a missing
+credential.
+
+` + cli.ExitCodes,
 		Example: `  eval --dry-run                      # the cases and attempts, calling nothing, writing nothing
   eval --reps 3 --concurrency 4       # every eval, three times over
   eval support --variant terse --reps 5 --max-cost-usd 2
@@ -132,7 +137,7 @@ interrupted.`,
 			return usage(runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen))
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	cmd.SetFlagErrorFunc(cli.FlagError)
 	fl := cmd.Flags()
 	fl.BoolVar(&cfg.DryRun, "dry-run", false, "resolve the cases and print the attempts; start no app, call no model, write nothing")
 	fl.IntVar(&cfg.Reps, "reps", 1, "run each case `N` times")
@@ -148,51 +153,52 @@ interrupted.`,
 	return cmd
 }
 
-// usage makes a *ConfigError a usage error: exit code 2.
+// usage makes a *evals.ConfigError and a missing credential usage
+// errors: exit code 2.
 func usage(err error) error {
-	if _, ok := errors.AsType[*ConfigError](err); ok {
+	if _, ok := errors.AsType[*evals.ConfigError](err); ok || errors.Is(err, evals.ErrMissingCredential) {
 		return cli.UsageError{Err: err}
 	}
 	return err
 }
 
 // choose returns the evals named, in the order declared, or all.
-func choose(evals []Eval, names []string) ([]Eval, error) {
+func choose(es []evals.Eval, names []string) ([]evals.Eval, error) {
 	if len(names) == 0 {
-		return evals, nil
+		return es, nil
 	}
-	var out []Eval
+	var out []evals.Eval
 	for _, n := range names {
-		if slices.ContainsFunc(out, func(e Eval) bool { return e.Name == n }) {
+		if slices.ContainsFunc(out, func(e evals.Eval) bool { return e.Name == n }) {
 			continue // named twice: run once
 		}
-		i := slices.IndexFunc(evals, func(e Eval) bool { return e.Name == n })
+		i := slices.IndexFunc(es, func(e evals.Eval) bool { return e.Name == n })
 		if i < 0 {
 			var have []string
-			for _, e := range evals {
+			for _, e := range es {
 				have = append(have, e.Name)
 			}
 			return nil, fmt.Errorf("no eval %q (have: %s)", n, strings.Join(have, ", "))
 		}
-		out = append(out, evals[i])
+		out = append(out, es[i])
 	}
 	return out, nil
 }
 
-func printList(w io.Writer, evals []Eval) error {
+func printList(w io.Writer, es []evals.Eval) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EVAL\tCASES\tMETRICS\tVARIANTS")
-	for _, e := range evals {
+	for _, e := range es {
 		n := "?"
 		if e.Cases != nil {
 			cases, err := e.Cases()
 			if err != nil {
-				return &ConfigError{Err: fmt.Errorf("eval %s: %w", e.Name, err)}
+				return &evals.ConfigError{Err: fmt.Errorf("eval %s: %w", e.Name, err)}
 			}
 			n = fmt.Sprint(len(cases))
 		}
 		var ms, vs []string
-		for _, m := range e.metrics() {
+		for _, m := range e.AllMetrics() {
 			ms = append(ms, m.ID+" ("+string(m.Kind)+")")
 		}
 		for _, v := range e.Variants {
@@ -203,13 +209,21 @@ func printList(w io.Writer, evals []Eval) error {
 	return tw.Flush()
 }
 
-func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, evals []Eval) (err error) {
-	if !cfg.DryRun && cfg.DatabaseURL == "" {
-		// Validate, and see that the results can be written, before
-		// starting a server for nothing.
-		if _, err := plan(cfg, evals); err != nil {
-			return &ConfigError{Err: err}
+func runCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON bool, es []evals.Eval) (err error) {
+	if !cfg.DryRun {
+		// Validate (a dry run does only that), ask for the credentials,
+		// and see that the results can be written, before starting
+		// anything.
+		dry := cfg
+		dry.DryRun = true
+		if _, err := evals.Run(ctx, dry, es...); err != nil {
+			return err
 		}
+		if err := preflight(ctx, es); err != nil {
+			return err
+		}
+	}
+	if !cfg.DryRun && cfg.DatabaseURL == "" {
 		if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 			return fmt.Errorf("the results directory: %w", err)
 		}
@@ -230,20 +244,22 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, 
 		}()
 		cfg.DatabaseURL = cluster.URL("postgres")
 	}
-	rep, err := Run(ctx, cfg, evals...)
+	rep, err := evals.Run(ctx, cfg, es...)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		if err := writeReportJSON(stdout, rep); err != nil {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
 			return err
 		}
 	} else {
-		printReport(stdout, rep)
+		rep.WriteText(stdout)
 	}
 	broken := 0
 	for _, s := range rep.Runs {
-		broken += s.Excluded[SetupError] + s.Excluded[HarnessError]
+		broken += s.Excluded[evals.SetupError] + s.Excluded[evals.HarnessError]
 	}
 	switch {
 	case rep.Stopped == "interrupted":
@@ -256,7 +272,26 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg Config, asJSON bool, 
 	return nil
 }
 
-func notStarted(rep *Report) int {
+// preflight asks each eval's Preflight about its first case, and
+// returns the first missing credential it reports: the run would fail
+// every attempt on it. Other errors are the attempts' to report.
+func preflight(ctx context.Context, es []evals.Eval) error {
+	for _, e := range es {
+		if e.Preflight == nil {
+			continue
+		}
+		cases, err := e.Cases()
+		if err != nil || len(cases) == 0 {
+			continue // the dry run said so already
+		}
+		if err := e.Preflight(ctx, cases[0]); errors.Is(err, evals.ErrMissingCredential) {
+			return fmt.Errorf("eval %s: %w", e.Name, err)
+		}
+	}
+	return nil
+}
+
+func notStarted(rep *evals.Report) int {
 	n := 0
 	for _, s := range rep.Runs {
 		n += s.Attempts - s.Started

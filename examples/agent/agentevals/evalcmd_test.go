@@ -1,8 +1,7 @@
-package evals_test
+package agentevals_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentvcr/agentvcr/evals"
+	"github.com/agentvcr/agentvcr/evals/evalcmd"
+	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
 	"github.com/agentvcr/agentvcr/fakeai"
 )
 
@@ -17,12 +18,12 @@ import (
 // stdout and stderr.
 func command(t *testing.T, args []string, es ...evals.Eval) (int, string, string) {
 	t.Helper()
-	cmd := evals.Command(es...)
+	cmd := evalcmd.Command(es...)
 	var stdout, stderr bytes.Buffer
 	cmd.SetOut(&stdout)
 	cmd.SetErr(&stderr)
 	cmd.SetArgs(args)
-	code := evals.Execute(context.Background(), cmd, &stderr)
+	code := evalcmd.Execute(t.Context(), cmd, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -55,29 +56,19 @@ func TestTheCommandRunsAndReportsJSON(t *testing.T) {
 	}
 }
 
-func TestTheCommandsUsageErrors(t *testing.T) {
-	up := fakeai.NewServer(t)
-	good := answers(up, casesFile(t, `{"id":"a","input":"x","expected":"y"}`))
-	bad := answers(up, casesFile(t, `{"id":"a","input":"x"}`, `{"id":"a","input":"y"}`))
-	tests := []struct {
-		name string
-		args []string
-		e    evals.Eval
-		want string
-	}{
-		{"no such eval", []string{"nope", "--dry-run"}, good, `no eval "nope" (have: answers)`},
-		{"no such variant", []string{"--variant", "nope", "--dry-run"}, good, `eval answers has no variant "nope" (it has: haiku)`},
-		{"no repetitions", []string{"--reps", "0", "--dry-run"}, good, "--reps and --concurrency take 1 or more"},
-		{"an unknown flag", []string{"--repz", "2"}, good, "unknown flag: --repz"},
-		{"a bad cases file", []string{"--dry-run"}, bad, `cases.jsonl:2: id "a" is that of line 1 too`},
-		{"a ceiling without prices", []string{"--max-cost-usd", "1", "--dry-run"}, func() evals.Eval { e := good; e.Prices = nil; return e }(), "has no Prices"},
+// Without the gateway's key the eval stops before it starts, naming the
+// variable, with the exit code of a usage error; a dry run needs none.
+func TestTheEvalWithoutItsKeyStopsBeforeItStarts(t *testing.T) {
+	e := agentevals.Answers("")
+	out := filepath.Join(t.TempDir(), "results")
+	code, _, stderr := command(t, []string{"--out", out}, e)
+	if code != 2 || !strings.Contains(stderr, "AI_GATEWAY_API_KEY is not set") {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := command(t, tt.args, tt.e)
-			if code != 2 || !strings.Contains(stderr, tt.want) || stdout != "" {
-				t.Fatalf("exit %d, stderr %q, stdout %q; want 2 and %q", code, stderr, stdout, tt.want)
-			}
-		})
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a run without its key wrote results: %v", err)
+	}
+	if code, stdout, stderr := command(t, []string{"--dry-run", "--cases", "2"}, e); code != 0 || !strings.Contains(stdout, "dry run: 2 attempts would run") {
+		t.Fatalf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

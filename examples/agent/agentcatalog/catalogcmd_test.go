@@ -1,0 +1,59 @@
+package agentcatalog_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentvcr/agentvcr/catalog"
+	"github.com/agentvcr/agentvcr/catalog/catalogcmd"
+	"github.com/agentvcr/agentvcr/evals/evalcmd"
+)
+
+// catalogCommand runs the catalog's command line, with no credential
+// in the environment, and returns its exit code, stdout and stderr.
+func catalogCommand(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := catalogcmd.Command(newCatalog(t), catalog.EnvResolver(func(string) string { return "" }))
+	var stdout, stderr bytes.Buffer
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(args)
+	code := evalcmd.Execute(t.Context(), cmd, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// The program lists the catalog, and runs the cells --suite and
+// --profile select; without the gateway's key it says so before it sets
+// anything up: exit 2, naming the variable, nothing written.
+func TestTheCatalogsCommandLine(t *testing.T) {
+	code, stdout, stderr := catalogCommand(t, "--list")
+	if code != 0 || !strings.HasPrefix(stdout, "answers (smoke, rank 1): 20 cells, fingerprint sha256:") ||
+		!strings.Contains(stdout, "\nthreads (nightly, rank 2): 10 cells") || !strings.Contains(stdout, "\n  threads.sonnet-one-tool.in-process.thread-report\n") {
+		t.Fatalf("--list: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = catalogCommand(t, "--list", "--json")
+	var list []catalog.Listing
+	if err := json.Unmarshal([]byte(stdout), &list); code != 0 || err != nil || len(list) != 2 || list[0].Size != len(list[0].Cells) {
+		t.Fatalf("--list --json: exit %d, %v %+v", code, err, list)
+	}
+	code, stdout, stderr = catalogCommand(t, "--suite", "threads", "--profile", "sonnet-one-tool", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "dry run: 2 attempts would run") || !strings.Contains(stdout, "threads.sonnet-one-tool.in-process") {
+		t.Fatalf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = catalogCommand(t, "--suite", "nope", "--dry-run")
+	if code != 2 || !strings.Contains(stderr, `no cell of suite "nope"`) {
+		t.Fatalf("no such suite: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "results")
+	code, _, stderr = catalogCommand(t, "--suite", "threads", "--profile", "sonnet-one-tool", "--out", out)
+	if code != 2 || !strings.Contains(stderr, "cell threads.sonnet-one-tool.in-process.thread-author needs credential AI_GATEWAY_API_KEY") {
+		t.Fatalf("without the key: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a run without its key wrote results: %v", err)
+	}
+}
