@@ -64,7 +64,7 @@ type Request struct {
 // Prompt that progress events report. A body that is not JSON gives a
 // Request with only the dialect (and the AI SDK headers).
 func ParseRequest(d Dialect, h http.Header, body []byte) Request {
-	return ParsePrompt(d, h, body).Request()
+	return parsePrompt(d, h, body, false).Request()
 }
 
 // Request is the part of the prompt that progress events report: its

@@ -83,16 +83,42 @@ func (p *Prompt) LastUser() string {
 
 // ParsePrompt reads a model request of dialect d whole. A body that is not
 // JSON gives a Prompt with only the dialect (and the AI SDK headers).
-func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt {
-	j := gjson.ParseBytes(body)
-	p := &Prompt{Dialect: d, Model: j.Get("model").String(), Stream: j.Get("stream").Bool(), Messages: []Message{}, Size: len(body),
-		IncludeUsage: j.Get("stream_options.include_usage").Bool(), SpecVersion: h.Get("ai-language-model-specification-version")}
+func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt { return parsePrompt(d, h, body, true) }
+
+// parsePrompt reads a model request of dialect d; unless whole, it skips
+// the messages and tool results, which are most of a long conversation's
+// bytes, and reads only the rest, for ParseRequest on the proxy's path.
+func parsePrompt(d Dialect, h http.Header, body []byte, whole bool) *Prompt {
+	// skip says a message of role is not read: only system prompts are,
+	// unless the prompt is read whole.
+	skip := func(role string) bool { return !whole && role != "system" && role != "developer" }
+	// One pass over the body finds its top-level values; a path is then
+	// read inside its value, not by a scan from the body's start, which
+	// for a key the body lacks would cross the whole conversation.
+	top := map[string]gjson.Result{}
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		top[k.String()] = v
+		return true
+	})
+	get := func(path string) gjson.Result {
+		key, rest, nested := strings.Cut(path, ".")
+		if !nested {
+			return top[key]
+		}
+		return top[key].Get(rest)
+	}
+	p := &Prompt{Dialect: d, Model: get("model").String(), Stream: get("stream").Bool(), Messages: []Message{}, Size: len(body),
+		IncludeUsage: get("stream_options.include_usage").Bool(), SpecVersion: h.Get("ai-language-model-specification-version")}
 	var system []string
 	switch d {
 	case Anthropic:
-		system = texts(j.Get("system"))
-		p.MaxTokens = int(j.Get("max_tokens").Int())
-		for _, m := range j.Get("messages").Array() {
+		system = texts(get("system"))
+		p.MaxTokens = int(get("max_tokens").Int())
+		var messages []gjson.Result
+		if whole { // Anthropic's system prompt is not among its messages
+			messages = get("messages").Array()
+		}
+		for _, m := range messages {
 			role := m.Get("role").String()
 			content := m.Get("content")
 			if !content.IsArray() {
@@ -113,25 +139,28 @@ func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt {
 				p.Messages = append(p.Messages, Message{role, strings.Join(text, "\n")})
 			}
 		}
-		for _, t := range j.Get("tools").Array() {
+		for _, t := range get("tools").Array() {
 			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("input_schema"))})
 		}
 		// output_config.format is the current field; output_format is
 		// the beta's, which older clients still send.
 		for _, path := range []string{"output_config.format", "output_format"} {
-			if f := j.Get(path); f.Exists() {
+			if f := get(path); f.Exists() {
 				p.Schema, p.Structured = raw(f.Get("schema")), true
 				break
 			}
 		}
 	case OpenAIChat:
-		p.Images = j.Get(`modalities.#(=="image")`).Exists()
-		p.MaxTokens = int(j.Get("max_completion_tokens").Int())
+		p.Images = get(`modalities.#(=="image")`).Exists()
+		p.MaxTokens = int(get("max_completion_tokens").Int())
 		if p.MaxTokens == 0 {
-			p.MaxTokens = int(j.Get("max_tokens").Int())
+			p.MaxTokens = int(get("max_tokens").Int())
 		}
-		for _, m := range j.Get("messages").Array() {
+		for _, m := range get("messages").Array() {
 			role := m.Get("role").String()
+			if skip(role) {
+				continue
+			}
 			switch role {
 			case "system", "developer":
 				system = append(system, texts(m.Get("content"))...)
@@ -143,23 +172,26 @@ func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt {
 				}
 			}
 		}
-		for _, t := range j.Get("tools").Array() {
+		for _, t := range get("tools").Array() {
 			f := t.Get("function")
 			p.Tools = append(p.Tools, Tool{f.Get("name").String(), f.Get("description").String(), raw(f.Get("parameters"))})
 		}
-		if f := j.Get("response_format"); f.Get("type").String() == "json_schema" {
+		if f := get("response_format"); f.Get("type").String() == "json_schema" {
 			p.Schema, p.Structured = raw(f.Get("json_schema.schema")), true
 		}
 	case OpenAIResponses:
-		p.MaxTokens = int(j.Get("max_output_tokens").Int())
-		if s := j.Get("instructions").String(); s != "" {
+		p.MaxTokens = int(get("max_output_tokens").Int())
+		if s := get("instructions").String(); s != "" {
 			system = append(system, s)
 		}
-		input := j.Get("input")
+		input := get("input")
 		if !input.IsArray() {
 			p.Messages = append(p.Messages, Message{"user", input.String()})
 		}
 		for _, item := range input.Array() {
+			if skip(item.Get("role").String()) {
+				continue
+			}
 			switch item.Get("type").String() {
 			case "function_call_output":
 				p.Results = append(p.Results, ToolResult{CallID: item.Get("call_id").String(), Content: item.Get("output").String()})
@@ -173,18 +205,21 @@ func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt {
 				}
 			}
 		}
-		for _, t := range j.Get("tools").Array() {
+		for _, t := range get("tools").Array() {
 			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("parameters"))})
 		}
-		if f := j.Get("text.format"); f.Get("type").String() == "json_schema" {
+		if f := get("text.format"); f.Get("type").String() == "json_schema" {
 			p.Schema, p.Structured = raw(f.Get("schema")), true
 		}
 	case AISDK:
 		p.Model = h.Get("ai-language-model-id")
 		p.Stream = h.Get("ai-language-model-streaming") == "true"
-		p.MaxTokens = int(j.Get("maxOutputTokens").Int())
-		for _, m := range j.Get("prompt").Array() {
+		p.MaxTokens = int(get("maxOutputTokens").Int())
+		for _, m := range get("prompt").Array() {
 			role := m.Get("role").String()
+			if skip(role) {
+				continue
+			}
 			if role == "system" {
 				system = append(system, texts(m.Get("content"))...)
 				continue
@@ -211,10 +246,10 @@ func ParsePrompt(d Dialect, h http.Header, body []byte) *Prompt {
 				p.Messages = append(p.Messages, Message{role, strings.Join(text, "\n")})
 			}
 		}
-		for _, t := range j.Get("tools").Array() {
+		for _, t := range get("tools").Array() {
 			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("inputSchema"))})
 		}
-		if f := j.Get("responseFormat"); f.Get("type").String() == "json" {
+		if f := get("responseFormat"); f.Get("type").String() == "json" {
 			p.Schema, p.Structured = raw(f.Get("schema")), true
 		}
 	}
