@@ -281,7 +281,7 @@ func (m *Model) chatImages(ctx context.Context, w http.ResponseWriter, p *Prompt
 	if !p.Stream {
 		writeJSON(w, http.StatusOK, obj{{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{obj{{"index", 0}, {"message", obj{{"role", "assistant"}, {"content", ""}, {"refusal", nil}, {"images", images}}},
-				{"logprobs", nil}, {"finish_reason", "stop"}}}}, {"usage", obj{{"prompt_tokens", tokens(p.size)}, {"completion_tokens", 0}, {"total_tokens", tokens(p.size)}}}})
+				{"logprobs", nil}, {"finish_reason", "stop"}}}}, {"usage", obj{{"prompt_tokens", tokens(p.Size)}, {"completion_tokens", 0}, {"total_tokens", tokens(p.Size)}}}})
 		return
 	}
 	s := newStream(ctx, w)

@@ -220,7 +220,7 @@ func (m *Model) AssertNotPrompted(a Agent, pred func(*Prompt) bool) {
 	}
 	for i, c := range m.Calls(a) {
 		if pred(c.Prompt) {
-			m.errorf("fakeai: agent %q: prompt %d is one asserted never to come: %q", a.Name, i+1, c.Prompt.start())
+			m.errorf("fakeai: agent %q: prompt %d is one asserted never to come: %q", a.Name, i+1, opening(c.Prompt))
 		}
 	}
 }
@@ -231,7 +231,7 @@ func (m *Model) AssertNeverPrompted(a Agent) {
 		m.t.Helper()
 	}
 	if calls := m.Calls(a); len(calls) > 0 {
-		m.errorf("fakeai: agent %q was prompted %d times; want never (first: %q)", a.Name, len(calls), calls[0].Prompt.start())
+		m.errorf("fakeai: agent %q was prompted %d times; want never (first: %q)", a.Name, len(calls), opening(calls[0].Prompt))
 	}
 }
 
@@ -344,8 +344,8 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bad(http.StatusNotFound, "not a model route")
 		return
 	}
-	p := parsePrompt(d, r.Header, body)
-	if p.images {
+	p := wire.ParsePrompt(d, r.Header, body)
+	if p.Images {
 		m.chatImages(r.Context(), w, p)
 		return
 	}
@@ -381,7 +381,7 @@ func (m *Model) answer(p *Prompt) (*Exchange, answer) {
 			}
 		}
 		m.report(fmt.Sprintf("fakeai: unscripted prompt (%s, model %q, purpose %s): %s: %q",
-			p.Dialect, p.Model, p.Purpose, who, p.start()))
+			p.Dialect, p.Model, p.Purpose, who, opening(p)))
 		status := http.StatusServiceUnavailable
 		if p.Dialect == wire.AISDK {
 			// The AI SDK retries every 5xx whatever the headers say; a

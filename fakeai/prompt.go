@@ -1,87 +1,28 @@
 package fakeai
 
 import (
-	"encoding/json"
-	"net/http"
 	"strings"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
 // Prompt is one model request as the fake read it, the same in every
-// dialect.
-type Prompt struct {
-	Dialect wire.Dialect `json:"dialect"`
-	Model   string       `json:"model"`
-	Stream  bool         `json:"stream"`
-	// System is the whole system prompt (Anthropic system, OpenAI system
-	// and developer messages, Responses instructions, AI SDK system
-	// messages), parts joined by a blank line.
-	System   string    `json:"system"`
-	Messages []Message `json:"messages"`
-	Tools    []Tool    `json:"tools,omitempty"`
-	// Schema is the JSON schema the request asks the answer to follow,
-	// if it asks for structured output.
-	Schema json.RawMessage `json:"schema,omitempty"`
-	// Results are the tool results the request carries.
-	Results []ToolResult `json:"results,omitempty"`
-	// Purpose is "agent" when tools are offered, "structured" when a
-	// schema is asked for, else "text": what the proxy's model_request
-	// event says.
-	Purpose string `json:"purpose"`
-	// MaxTokens is the output limit the request sets, 0 when none.
-	MaxTokens int `json:"maxTokens,omitempty"`
-
-	includeUsage bool   // OpenAI Chat: stream_options.include_usage
-	images       bool   // OpenAI Chat: modalities asks for images
-	specVersion  string // AI SDK: ai-language-model-specification-version
-	size         int    // bytes of the request body, for usage
-}
+// dialect. Package proxy/wire reads it (wire.ParsePrompt), for the fake
+// and for the proxy's progress events alike, so that the two never read
+// a request differently.
+type Prompt = wire.Prompt
 
 // Message is one message of a prompt, its text parts joined.
-type Message struct {
-	Role string `json:"role"` // user, assistant or tool
-	Text string `json:"text"`
-}
+type Message = wire.Message
 
 // Tool is a tool the request offers.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
-}
+type Tool = wire.Tool
 
 // ToolResult is what an agent's tool returned, as the request carries it.
-type ToolResult struct {
-	CallID  string `json:"callId"`
-	Content string `json:"content"`
-	IsError bool   `json:"isError,omitempty"`
-}
+type ToolResult = wire.ToolResult
 
-// Text is the prompt's messages, each as "role: text", one per line, for
-// messages and predicates.
-func (p *Prompt) Text() string {
-	var b strings.Builder
-	for _, m := range p.Messages {
-		b.WriteString(m.Role + ": " + m.Text + "\n")
-	}
-	return b.String()
-}
-
-// LastUser is the text of the prompt's last user message.
-func (p *Prompt) LastUser() string {
-	for i := len(p.Messages) - 1; i >= 0; i-- {
-		if p.Messages[i].Role == "user" {
-			return p.Messages[i].Text
-		}
-	}
-	return ""
-}
-
-// start is the beginning of a prompt, for messages.
-func (p *Prompt) start() string {
+// opening is the beginning of a prompt, for messages.
+func opening(p *Prompt) string {
 	s := p.LastUser()
 	if s == "" {
 		s = p.System
@@ -91,183 +32,4 @@ func (p *Prompt) start() string {
 		s = string(r[:80]) + "…"
 	}
 	return s
-}
-
-// parsePrompt reads a model request of dialect d.
-func parsePrompt(d wire.Dialect, h http.Header, body []byte) *Prompt {
-	j := gjson.ParseBytes(body)
-	p := &Prompt{Dialect: d, Model: j.Get("model").String(), Stream: j.Get("stream").Bool(), Messages: []Message{}, size: len(body),
-		includeUsage: j.Get("stream_options.include_usage").Bool(), specVersion: h.Get("ai-language-model-specification-version")}
-	var system []string
-	switch d {
-	case wire.Anthropic:
-		system = texts(j.Get("system"))
-		p.MaxTokens = int(j.Get("max_tokens").Int())
-		for _, m := range j.Get("messages").Array() {
-			role := m.Get("role").String()
-			content := m.Get("content")
-			if !content.IsArray() {
-				p.Messages = append(p.Messages, Message{role, content.String()})
-				continue
-			}
-			var text []string
-			for _, part := range content.Array() {
-				switch part.Get("type").String() {
-				case "text":
-					text = append(text, part.Get("text").String())
-				case "tool_result":
-					p.Results = append(p.Results, ToolResult{CallID: part.Get("tool_use_id").String(),
-						Content: strings.Join(texts(part.Get("content")), "\n"), IsError: part.Get("is_error").Bool()})
-				}
-			}
-			if len(text) > 0 {
-				p.Messages = append(p.Messages, Message{role, strings.Join(text, "\n")})
-			}
-		}
-		for _, t := range j.Get("tools").Array() {
-			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("input_schema"))})
-		}
-		// output_config.format is the current field; output_format is
-		// the beta's, which older clients still send.
-		for _, path := range []string{"output_config.format", "output_format"} {
-			if f := j.Get(path); f.Exists() {
-				p.Schema = raw(f.Get("schema"))
-				break
-			}
-		}
-	case wire.OpenAIChat:
-		p.images = j.Get(`modalities.#(=="image")`).Exists()
-		p.MaxTokens = int(j.Get("max_completion_tokens").Int())
-		if p.MaxTokens == 0 {
-			p.MaxTokens = int(j.Get("max_tokens").Int())
-		}
-		for _, m := range j.Get("messages").Array() {
-			role := m.Get("role").String()
-			switch role {
-			case "system", "developer":
-				system = append(system, texts(m.Get("content"))...)
-			case "tool":
-				p.Results = append(p.Results, ToolResult{CallID: m.Get("tool_call_id").String(), Content: strings.Join(texts(m.Get("content")), "\n")})
-			default:
-				if t := strings.Join(texts(m.Get("content")), "\n"); t != "" {
-					p.Messages = append(p.Messages, Message{role, t})
-				}
-			}
-		}
-		for _, t := range j.Get("tools").Array() {
-			f := t.Get("function")
-			p.Tools = append(p.Tools, Tool{f.Get("name").String(), f.Get("description").String(), raw(f.Get("parameters"))})
-		}
-		if f := j.Get("response_format"); f.Get("type").String() == "json_schema" {
-			p.Schema = raw(f.Get("json_schema.schema"))
-		}
-	case wire.OpenAIResponses:
-		p.MaxTokens = int(j.Get("max_output_tokens").Int())
-		if s := j.Get("instructions").String(); s != "" {
-			system = append(system, s)
-		}
-		input := j.Get("input")
-		if !input.IsArray() {
-			p.Messages = append(p.Messages, Message{"user", input.String()})
-		}
-		for _, item := range input.Array() {
-			switch item.Get("type").String() {
-			case "function_call_output":
-				p.Results = append(p.Results, ToolResult{CallID: item.Get("call_id").String(), Content: item.Get("output").String()})
-			case "message", "":
-				role := item.Get("role").String()
-				t := strings.Join(texts(item.Get("content")), "\n")
-				if role == "system" || role == "developer" {
-					system = append(system, t)
-				} else if t != "" {
-					p.Messages = append(p.Messages, Message{role, t})
-				}
-			}
-		}
-		for _, t := range j.Get("tools").Array() {
-			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("parameters"))})
-		}
-		if f := j.Get("text.format"); f.Get("type").String() == "json_schema" {
-			p.Schema = raw(f.Get("schema"))
-		}
-	case wire.AISDK:
-		p.Model = h.Get("ai-language-model-id")
-		p.Stream = h.Get("ai-language-model-streaming") == "true"
-		p.MaxTokens = int(j.Get("maxOutputTokens").Int())
-		for _, m := range j.Get("prompt").Array() {
-			role := m.Get("role").String()
-			if role == "system" {
-				system = append(system, texts(m.Get("content"))...)
-				continue
-			}
-			var text []string
-			for _, part := range m.Get("content").Array() {
-				switch part.Get("type").String() {
-				case "text":
-					text = append(text, part.Get("text").String())
-				case "tool-result":
-					out := part.Get("output")
-					content, isErr := out.Get("value"), strings.HasPrefix(out.Get("type").String(), "error")
-					if !out.Exists() {
-						content = part.Get("result") // V1
-					}
-					c := content.String()
-					if content.IsObject() || content.IsArray() {
-						c = content.Raw
-					}
-					p.Results = append(p.Results, ToolResult{CallID: part.Get("toolCallId").String(), Content: c, IsError: isErr})
-				}
-			}
-			if len(text) > 0 {
-				p.Messages = append(p.Messages, Message{role, strings.Join(text, "\n")})
-			}
-		}
-		for _, t := range j.Get("tools").Array() {
-			p.Tools = append(p.Tools, Tool{t.Get("name").String(), t.Get("description").String(), raw(t.Get("inputSchema"))})
-		}
-		if f := j.Get("responseFormat"); f.Get("type").String() == "json" {
-			p.Schema = raw(f.Get("schema"))
-		}
-	}
-	p.System = strings.Join(system, "\n\n")
-	switch {
-	case len(p.Tools) > 0:
-		p.Purpose = "agent"
-	case p.Schema != nil:
-		p.Purpose = "structured"
-	default:
-		p.Purpose = "text"
-	}
-	return p
-}
-
-// texts returns the text of a content value: a string, or the text of
-// each of its parts (Anthropic and AI SDK text parts, OpenAI text and
-// input_text parts).
-func texts(v gjson.Result) []string {
-	if !v.Exists() || v.Type == gjson.Null {
-		return nil
-	}
-	if !v.IsArray() {
-		return []string{v.String()}
-	}
-	var out []string
-	for _, part := range v.Array() {
-		if part.Type == gjson.String {
-			out = append(out, part.String())
-			continue
-		}
-		switch part.Get("type").String() {
-		case "text", "input_text", "output_text":
-			out = append(out, part.Get("text").String())
-		}
-	}
-	return out
-}
-
-func raw(v gjson.Result) json.RawMessage {
-	if !v.Exists() {
-		return nil
-	}
-	return json.RawMessage(v.Raw)
 }

@@ -168,7 +168,7 @@ func modelOf(p *Prompt) string {
 // calls done just before the last of it is written: once the agent can
 // see the answer end, the record says it was written.
 func render(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, done func()) {
-	u := Usage{Input: tokens(p.size), Output: a.outputTokens()}
+	u := Usage{Input: tokens(p.Size), Output: a.outputTokens()}
 	if a.usage != nil {
 		u = *a.usage
 	}
@@ -262,7 +262,7 @@ func renderChat(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer,
 	chunk := func(delta obj, finish any) obj {
 		c := obj{{"id", chatID}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{obj{{"index", 0}, {"delta", delta}, {"logprobs", nil}, {"finish_reason", finish}}}}}
-		if p.includeUsage {
+		if p.IncludeUsage {
 			c = append(c, kv{"usage", nil})
 		}
 		return c
@@ -279,7 +279,7 @@ func renderChat(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer,
 		}
 	}
 	s.event("", chunk(obj{}, reason))
-	if p.includeUsage {
+	if p.IncludeUsage {
 		s.event("", obj{{"id", chatID}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", modelOf(p)},
 			{"choices", []any{}}, {"usage", usage}})
 	}
@@ -379,7 +379,7 @@ func renderResponses(ctx context.Context, w http.ResponseWriter, p *Prompt, a an
 }
 
 func renderAISDK(ctx context.Context, w http.ResponseWriter, p *Prompt, a answer, id int, u Usage, done func()) {
-	v2 := p.specVersion == "2"
+	v2 := p.SpecVersion == "2"
 	raw := map[finish]string{finishStop: "stop", finishTools: "tool_calls", finishLength: "length"}[a.finish]
 	unified := map[finish]string{finishStop: "stop", finishTools: "tool-calls", finishLength: "length"}[a.finish]
 	var reason, usage any = obj{{"unified", unified}, {"raw", raw}},

@@ -72,9 +72,14 @@ func TestInterleavedConversationsGetTheirOwnFollowUps(t *testing.T) {
 			}()
 		}()
 	}
-	for range n {
-		if err := <-errs; err != nil {
-			t.Error(err)
+	for i := range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d conversations did not end within 10 s", n-i, n)
 		}
 	}
 	if got := len(m.Calls(agent)); got != 2*n {

@@ -16,7 +16,10 @@
 //   - record: go live and record again, replacing what the cassette held
 //     of the request when the proxy started;
 //   - passthrough: go live and write nothing;
-//   - mock: answer from the in-process Slack mock (package proxy/slack).
+//   - mock: answer from the in-process Slack mock (Proxy.Slack, such as
+//     package proxy/slack's);
+//   - fake: answer from the in-process scripted model (Proxy.Fake, such
+//     as package fakeai's).
 //
 // Every response carries X-Agentvcr: replayed, recorded, live, missed,
 // passthrough, mocked or fault. Recordings go to go-vcr v3 cassettes
@@ -38,6 +41,7 @@
 // subscriber that does not return holds the request there, so a test can
 // act before the agent goes on. Faults (AddFault) make a request fail the
 // way providers and Slack fail. InFlight says what it has not finished.
-// Control serves all of it over HTTP for tests in other languages, as the
-// OpenAPI document openapi.json describes.
+// Package control serves all of it, with the two mocks, over HTTP for
+// tests in other languages. The proxy imports neither mock: it serves
+// each as the handler its caller gives it (Mock, Fake).
 package proxy

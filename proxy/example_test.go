@@ -15,9 +15,10 @@ import (
 	"github.com/agentvcr/agentvcr/proxy/ca"
 )
 
-// A proxy in front of a model API, with its control API: a test opens a
-// scope, the agent's request goes live and is recorded, the scope ends as
-// passed and its recording is written; the next run replays it.
+// A proxy in front of a model API: a test opens a scope, the agent's
+// request goes live and is recorded, the scope ends as passed and its
+// recording is written; the next run replays it. Package control serves
+// the same calls over HTTP for tests in other languages.
 func ExampleProxy() {
 	dir, _ := os.MkdirTemp("", "agentvcr-example")
 	defer os.RemoveAll(dir)
@@ -37,20 +38,6 @@ func ExampleProxy() {
 		Rules: []proxy.Rule{{Name: "model", URLPrefix: model.URL + "/v1/"}}}
 	front := httptest.NewServer(p)
 	defer front.Close()
-	control := httptest.NewServer(p.Control("token"))
-	defer control.Close()
-
-	call := func(path, body string) string {
-		req, _ := http.NewRequest("POST", control.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer token")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			panic(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, b))
-	}
 	// The agent: its HTTPS_PROXY is the proxy, and it trusts the CA.
 	proxyURL, _ := url.Parse(front.URL)
 	roots := x509.NewCertPool()
@@ -66,13 +53,15 @@ func ExampleProxy() {
 		return resp.Header.Get(proxy.Header)
 	}
 
-	fmt.Println(call("/v1/scopes", `{"name":"greets"}`))
+	if err := p.BeginScope("greets"); err != nil {
+		panic(err)
+	}
 	fmt.Println(ask())
-	fmt.Println(call("/v1/scopes/greets/end", `{"passed":true}`))
+	res, err := p.EndScope("greets", true)
+	fmt.Printf("%+v %v\n", res, err)
 	fmt.Println(ask())
 	// Output:
-	// 204
 	// recorded
-	// 200 {"missed":0,"recorded":1}
+	// {Missed:0 Recorded:1 Dropped:0 UnknownSlack:[] Unscripted:[] Unused:[]} <nil>
 	// replayed
 }

@@ -9,13 +9,11 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/agentvcr/agentvcr/proxy/slack"
 	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
@@ -105,7 +103,7 @@ func (e *HoldExpiredError) Error() string {
 	return fmt.Sprintf("agentvcr proxy: a hold on %s for %s expired after %s without a release", e.Event, e.Request, e.After)
 }
 
-// events is the proxy's subscribers and open holds.
+// events is the proxy's subscribers.
 type events struct {
 	mu      sync.Mutex
 	subs    []subscription // in subscription order
@@ -114,7 +112,6 @@ type events struct {
 	// it without the lock.
 	handlers atomic.Pointer[[]subscription]
 	nextID   atomic.Int64
-	holds    map[int64]chan struct{} // event id -> closed on release
 }
 
 type subscription struct {
@@ -126,11 +123,12 @@ type subscription struct {
 
 // Subscribe calls h with every event from now on, until the returned
 // function is called.
-func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) { return p.subscribe(h, 0) }
+func (p *Proxy) Subscribe(h Handler) (unsubscribe func()) { return p.SubscribeHolding(h, 0) }
 
-// subscribe is Subscribe with the hold limit of h's holds; 0 means
-// Proxy.HoldTimeout.
-func (p *Proxy) subscribe(h Handler, holdTimeout time.Duration) (unsubscribe func()) {
+// SubscribeHolding is Subscribe with a limit of h's own on its holds, in
+// place of Proxy.HoldTimeout; 0 means Proxy.HoldTimeout. The control API
+// gives each of its subscribers the limit it asks for.
+func (p *Proxy) SubscribeHolding(h Handler, holdTimeout time.Duration) (unsubscribe func()) {
 	e := &p.events
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -275,7 +273,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 	if isReply {
 		r := req.Clone(o.ctx)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		params, _ := slack.Params(r)
+		params, _, _ := wire.SlackParams(r)
 		thread := params["thread_ts"]
 		if thread == "" {
 			thread = params["ts"]
@@ -452,114 +450,9 @@ func (b *observedBody) flush() error {
 	return nil
 }
 
-// holdable are the events the control API can hold.
+// Holdable reports whether a Handler's wait on an event of type t is a
+// hold: model_request, tool_request and reply.
+func (t EventType) Holdable() bool { return holdable[t] }
+
+// holdable are the events a handler can hold.
 var holdable = map[EventType]bool{EventModelRequest: true, EventToolRequest: true, EventReply: true}
-
-// streamEvents serves GET /v1/events: every event as one SSE data line,
-// the kinds named in ?hold= held until POST /v1/events/{id}/release, or
-// for ?holdTimeoutMs= at most (Proxy.HoldTimeout when not given).
-func (p *Proxy) streamEvents(w http.ResponseWriter, r *http.Request) {
-	hold := map[EventType]bool{}
-	for _, name := range strings.Split(r.URL.Query().Get("hold"), ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		if !holdable[EventType(name)] {
-			badRequest(w, fmt.Sprintf("cannot hold %q: hold takes model_request, tool_request and reply", name), docEvents)
-			return
-		}
-		hold[EventType(name)] = true
-	}
-	var limit time.Duration
-	if v := r.URL.Query().Get("holdTimeoutMs"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 1 || time.Duration(ms)*time.Millisecond > maxHoldTimeout {
-			badRequest(w, fmt.Sprintf("holdTimeoutMs %q: want milliseconds, from 1 to %d", v, maxHoldTimeout.Milliseconds()), docEvents)
-			return
-		}
-		limit = time.Duration(ms) * time.Millisecond
-	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, "the control server cannot stream")
-		return
-	}
-
-	// Subscribed before the stream opens: a client that starts a request
-	// as soon as it sees the opening line misses nothing.
-	out := make(chan Event, 4096)
-	gone := r.Context().Done()
-	unsubscribe := p.subscribe(func(ctx context.Context, ev Event) {
-		var released chan struct{}
-		if hold[ev.Type] {
-			ev.Held = true
-			released = p.holdOpen(ev.ID)
-			defer p.holdClose(ev.ID)
-		}
-		select {
-		case out <- ev:
-		case <-gone:
-			return
-		case <-ctx.Done():
-			return
-		}
-		if released != nil {
-			select {
-			case <-released:
-			case <-gone:
-			case <-ctx.Done():
-			}
-		}
-	}, limit)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": agentvcr events\n\n")
-	flusher.Flush()
-	defer unsubscribe()
-	for {
-		select {
-		case <-gone:
-			return
-		case ev := <-out:
-			b, _ := json.Marshal(ev)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, b); err != nil {
-				return
-			}
-			flusher.Flush()
-		}
-	}
-}
-
-func (p *Proxy) holdOpen(id int64) chan struct{} {
-	e := &p.events
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.holds == nil {
-		e.holds = map[int64]chan struct{}{}
-	}
-	c := make(chan struct{})
-	e.holds[id] = c
-	return c
-}
-
-func (p *Proxy) holdClose(id int64) {
-	e := &p.events
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.holds, id)
-}
-
-// release lets a held event's request go on; false when no such hold is
-// open.
-func (p *Proxy) release(id int64) bool {
-	e := &p.events
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, ok := e.holds[id]
-	if ok {
-		close(c)
-		delete(e.holds, id)
-	}
-	return ok
-}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +20,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
@@ -393,87 +391,6 @@ func TestHoldExpires(t *testing.T) {
 	}
 }
 
-// TestControlEvents is what a test in another language does: read the
-// events over SSE, hold the reply, release it.
-func TestControlEvents(t *testing.T) {
-	var hits atomic.Int64
-	up := providers(&hits)
-	defer up.Close()
-	p, hc := front(t, up, ModeAuto, t.TempDir(), Rule{Name: "slack", URLPrefix: up.URL + "/api/", Mode: ModeMock})
-	ctl := newControl(t, p, "tok")
-	if code, _ := ctl.do("GET", "/v1/events?hold=stream_event", ""); code != http.StatusBadRequest {
-		t.Fatalf("holding stream_event: %d", code)
-	}
-	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=reply", "")
-	defer resp.Body.Close()
-	events := make(chan Event, 100)
-	opened := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), ": agentvcr events") {
-				close(opened)
-			}
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var ev Event
-				json.Unmarshal([]byte(data), &ev)
-				events <- ev
-			}
-		}
-		close(events)
-	}()
-	// The stream is subscribed once its opening line is out.
-	select {
-	case <-opened:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the event stream did not open")
-	}
-
-	p.SlackMock().AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
-	p.SlackMock().AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})
-	answered := make(chan time.Time, 1)
-	go func() {
-		r, err := hc.PostForm(up.URL+"/api/chat.postMessage", map[string][]string{"token": {"xoxb-1"}, "channel": {"C0EVAL0001"}, "thread_ts": {"1790000000.000100"}, "text": {"Done: it shipped."}})
-		if err == nil {
-			r.Body.Close()
-		}
-		answered <- time.Now()
-	}()
-	var reply Event
-	for ev := range events {
-		if ev.Type == EventReply {
-			reply = ev
-			break
-		}
-	}
-	if !reply.Held || reply.Text != "Done: it shipped." || reply.Channel != "C0EVAL0001" || reply.Thread != "1790000000.000100" || reply.Route != "slack" {
-		t.Fatalf("reply %+v", reply)
-	}
-	select {
-	case <-answered:
-		t.Fatal("the agent had Slack's answer before the release")
-	case <-time.After(150 * time.Millisecond):
-	}
-	release := func(id int64) int {
-		code, _ := ctl.do("POST", fmt.Sprintf("/v1/events/%d/release", id), "")
-		return code
-	}
-	if code := release(reply.ID); code != http.StatusNoContent {
-		t.Fatalf("release: %d", code)
-	}
-	select {
-	case <-answered:
-	case <-time.After(3 * time.Second):
-		t.Fatal("the release did not let the answer through")
-	}
-	if code := release(reply.ID); code != http.StatusNotFound {
-		t.Fatalf("second release: %d", code)
-	}
-	if len(p.SlackMock().Messages("C0EVAL0001")) != 2 {
-		t.Fatalf("the mock does not have the reply: %+v %v", p.SlackMock().Calls(""), p.SlackMock().Messages("C0EVAL0001"))
-	}
-}
-
 // TestLoad runs 200 concurrent streamed model requests with a subscriber
 // that holds every tool_request: none is lost, each request's events
 // come in order, and memory comes back down.
@@ -594,58 +511,5 @@ func TestProgressOfAReplay(t *testing.T) {
 	evs := replayed.wait(t, EventDone)
 	if types(evs) != types(live.events) || p.Stats().Replayed != 1 {
 		t.Fatalf("replay events %s; live %s", types(evs), types(live.events))
-	}
-}
-
-// flushHook is a ResponseWriter that calls a hook at each flush.
-type flushHook struct {
-	*httptest.ResponseRecorder
-	flushes int
-	hook    func(n int)
-}
-
-func (f *flushHook) Flush() {
-	f.flushes++
-	f.hook(f.flushes)
-}
-
-func TestEventStreamIsSubscribedBeforeItOpens(t *testing.T) {
-	// An event made the moment the stream's opening line is out, as a
-	// client that starts its request on seeing it makes one, is streamed.
-	authority, err := ca.Load(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Proxy{CA: authority, Dir: t.TempDir()}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	streamed := make(chan struct{})
-	w := &flushHook{ResponseRecorder: httptest.NewRecorder(), hook: func(n int) {
-		switch n {
-		case 1: // the opening line
-			o := &observation{p: p, ctx: context.Background(), start: time.Now(), base: Event{Request: 1}}
-			o.emit(Event{Type: EventRequest})
-		case 2: // the first event
-			close(streamed)
-		}
-	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req := httptest.NewRequest("GET", "/v1/events", nil).WithContext(ctx)
-	done := make(chan struct{})
-	go func() {
-		p.streamEvents(w, req)
-		close(done)
-	}()
-	select {
-	case <-streamed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the event made when the stream opened was never streamed")
-	}
-	cancel()
-	<-done
-	if !strings.Contains(w.Body.String(), "event: request") {
-		t.Fatalf("stream: %q", w.Body.String())
 	}
 }

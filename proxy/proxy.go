@@ -27,10 +27,8 @@ import (
 
 	"github.com/elazarl/goproxy"
 
-	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/cassette"
-	"github.com/agentvcr/agentvcr/proxy/slack"
 	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
@@ -191,12 +189,15 @@ type Proxy struct {
 	// (Warn), a cassette not written (Error). URLs are logged redacted as
 	// cassettes store them.
 	Log *slog.Logger
-	// Slack serves the rules in mode mock; nil means a new, empty mock.
-	Slack *slack.Mock
-	// Fake answers the rules in mode fake; nil means a new model with no
-	// scripts, whose failures (an unscripted prompt) are logged and fail
-	// the open test scope.
-	Fake *fakeai.Model
+	// Slack serves the rules in mode mock: the Slack mock of package
+	// proxy/slack, or a Mock of the caller's. Start fails when a rule is
+	// in mode mock and Slack is nil.
+	Slack Mock
+	// Fake answers the rules in mode fake: the scripted model of package
+	// fakeai, or a Fake of the caller's. Its failures (an unscripted
+	// prompt) fail the open test scope. Start fails when a rule is in
+	// mode fake and Fake is nil.
+	Fake Fake
 	// HoldTimeout bounds how long an event handler may keep a request
 	// waiting; 0 means 60 s. A hold that outlasts it fails the request
 	// with a HoldExpiredError.
@@ -252,8 +253,8 @@ type Proxy struct {
 type config struct {
 	mode                Mode
 	maxRecord           int
-	slack               *slack.Mock
-	fake                *fakeai.Model
+	slack               Mock
+	fake                Fake
 	holdTimeout         time.Duration
 	classify            func(wire.Request) string
 	upstream            http.RoundTripper
@@ -272,21 +273,6 @@ const (
 	defaultMaxRecord   = 32 << 20
 	defaultHoldTimeout = 60 * time.Second
 )
-
-// FakeModel returns the scripted model the proxy answers rules in mode
-// fake with: Fake, or the one Start made when Fake was nil.
-func (p *Proxy) FakeModel() *fakeai.Model {
-	p.init()
-	return p.c.fake
-}
-
-// SlackMock returns the Slack mock the proxy serves rules in mode mock
-// with: Slack, or the one Start made when Slack was nil. Tests seed it and
-// read back what the agent did.
-func (p *Proxy) SlackMock() *slack.Mock {
-	p.init()
-	return p.c.slack
-}
 
 type ruleState struct {
 	rule    Rule
@@ -362,12 +348,6 @@ func (p *Proxy) setup() error {
 	if c.maxRecord == 0 {
 		c.maxRecord = defaultMaxRecord
 	}
-	if c.slack == nil {
-		c.slack = slack.New()
-	}
-	if c.fake == nil {
-		c.fake = fakeai.NewModel(func(s string) { p.log(slog.LevelWarn, s) })
-	}
 	if c.holdTimeout == 0 {
 		c.holdTimeout = defaultHoldTimeout
 	}
@@ -406,6 +386,12 @@ func (p *Proxy) setup() error {
 		}
 		st := &ruleState{rule: r, matcher: &cassette.Matcher{KeyHeaders: r.KeyHeaders, Values: values}, index: cassette.NewIndex(),
 			path: filepath.Join(p.c.dir, r.Name+".yaml")}
+		switch mode := st.mode(c.mode); {
+		case mode == ModeMock && c.slack == nil:
+			return fmt.Errorf("proxy: rule %s is in mode mock and Proxy.Slack is nil: give it the Slack mock (slack.New)", r.Name)
+		case mode == ModeFake && c.fake == nil:
+			return fmt.Errorf("proxy: rule %s is in mode fake and Proxy.Fake is nil: give it a scripted model (fakeai.NewModel)", r.Name)
+		}
 		if st.mode(c.mode) == ModeReplay {
 			// A replay records nothing, so it needs no more of its
 			// cassette than the index, and reads each interaction

@@ -123,7 +123,7 @@ func (p *Proxy) BeginScope(name string) error {
 	if err := p.init(); err != nil {
 		return err
 	}
-	unknown, fakes := len(p.c.slack.Unknown()), len(p.c.fake.Failures())
+	unknown, fakes := len(p.mockUnknown()), len(p.fakeFailures())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.scope != nil {
@@ -149,9 +149,9 @@ func (p *Proxy) EndScope(name string, passed bool) (ScopeResult, error) {
 	if sc := p.currentScope(); sc != nil && sc.name == name {
 		sc.settle(settleTimeout)
 	}
-	unknown, fakes := p.c.slack.Unknown(), p.c.fake.Failures()
+	unknown, fakes := p.mockUnknown(), p.fakeFailures()
 	var unused []string
-	if sc := p.currentScope(); sc != nil && sc.name == name {
+	if sc := p.currentScope(); sc != nil && sc.name == name && p.c.fake != nil {
 		unused = p.c.fake.DropUnused()
 	}
 	p.mu.Lock()
@@ -228,6 +228,23 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes, unused 
 	p.stats.Recorded -= len(sc.recorded)
 	res.Recorded, res.Dropped = 0, len(sc.recorded)
 	return res, nil, failed, failed
+}
+
+// mockUnknown is what the Slack mock did not know, none without a mock.
+func (p *Proxy) mockUnknown() []string {
+	if p.c.slack == nil {
+		return nil
+	}
+	return p.c.slack.Unknown()
+}
+
+// fakeFailures is what the scripted model could not answer, none without
+// one.
+func (p *Proxy) fakeFailures() []string {
+	if p.c.fake == nil {
+		return nil
+	}
+	return p.c.fake.Failures()
 }
 
 // OpenScope returns the name of the open test scope, or "".

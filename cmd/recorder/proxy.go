@@ -21,10 +21,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentvcr/agentvcr/control"
+	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
+	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
 type proxyFlags struct {
@@ -262,6 +265,8 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	if err != nil {
 		return err
 	}
+	sm, model := slack.New(), fakeai.NewModel(func(s string) { p.Log.Warn(s) })
+	p.Slack, p.Fake = sm, model
 	if err := p.Start(); err != nil {
 		return err
 	}
@@ -295,7 +300,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		return err
 	}
 	caveats := proxy.EnvCaveats(p.Allow)
-	servers := []*http.Server{p.Server(), {Handler: p.Control(token)}}
+	servers := []*http.Server{p.Server(), {Handler: control.New(token, p, sm, model)}}
 	errs := make(chan error, 2)
 	for i, ln := range []net.Listener{proxyLn, controlLn} {
 		go func() { errs <- servers[i].Serve(ln) }()

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/agentvcr/agentvcr/proxy/wire"
 )
 
 type result map[string]any
@@ -41,7 +43,7 @@ var methods = map[string]handler{
 // ServeHTTP answers POST (or GET) /api/<method>.
 func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	p, token, err := params(r)
+	p, token, err := wire.SlackParams(r)
 	if err != nil {
 		code := "invalid_form_data"
 		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {

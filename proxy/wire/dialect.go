@@ -3,8 +3,6 @@ package wire
 import (
 	"net/http"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Dialect names a model API's wire format.
@@ -62,42 +60,22 @@ type Request struct {
 	System string `json:"system,omitempty"`
 }
 
-// ParseRequest reads a model request's header and body. A body that is
-// not JSON gives a Request with only the dialect (and the AI SDK headers).
+// ParseRequest reads a model request's header and body: the part of its
+// Prompt that progress events report. A body that is not JSON gives a
+// Request with only the dialect (and the AI SDK headers).
 func ParseRequest(d Dialect, h http.Header, body []byte) Request {
-	r := Request{Dialect: d}
-	j := gjson.ParseBytes(body)
-	r.Model = j.Get("model").String()
-	r.Stream = j.Get("stream").Bool()
-	names := "tools.#.name"
-	var system gjson.Result
-	switch d {
-	case Anthropic:
-		system = j.Get("system")
-		if system.IsArray() {
-			system = system.Get("0.text")
+	return parsePrompt(d, h, body, false).Request()
+}
+
+// Request is the part of the prompt that progress events report: its
+// tools by name, and the start of its system prompt.
+func (p *Prompt) Request() Request {
+	r := Request{Dialect: p.Dialect, Model: p.Model, Stream: p.Stream, Structured: p.Structured, System: p.System}
+	for _, t := range p.Tools {
+		if t.Name != "" {
+			r.Tools = append(r.Tools, t.Name)
 		}
-		r.Structured = j.Get("output_config.format").Exists() || j.Get("output_format").Exists()
-	case OpenAIChat:
-		names = "tools.#.function.name"
-		system = j.Get(`messages.#(role=="system").content`)
-		r.Structured = j.Get("response_format.type").String() == "json_schema"
-	case OpenAIResponses:
-		system = j.Get("instructions")
-		r.Structured = j.Get("text.format.type").String() == "json_schema"
-	case AISDK:
-		r.Model = h.Get("ai-language-model-id")
-		r.Stream = h.Get("ai-language-model-streaming") == "true"
-		system = j.Get(`prompt.#(role=="system").content`)
-		r.Structured = j.Get("responseFormat.type").String() == "json"
 	}
-	for _, n := range j.Get(names).Array() {
-		r.Tools = append(r.Tools, n.String())
-	}
-	if system.IsArray() {
-		system = system.Get("0.text")
-	}
-	r.System = system.String()
 	if len(r.System) > 200 {
 		r.System = r.System[:200]
 	}

@@ -209,6 +209,9 @@ func TestParseRequest(t *testing.T) {
 			"openai-chat gpt-x stream=false tools=[] structured=true system=Title this."},
 		{OpenAIResponses, `{"model":"gpt-y","stream":true,"instructions":"Route it.","tools":[{"type":"function","name":"f"}]}`,
 			"openai-responses gpt-y stream=true tools=[f] structured=false system=Route it."},
+		// A built-in tool has no name to report.
+		{OpenAIResponses, `{"model":"gpt-y","instructions":"Route it.","tools":[{"type":"web_search"},{"type":"function","name":"f"}]}`,
+			"openai-responses gpt-y stream=false tools=[f] structured=false system=Route it."},
 		{AISDK, `{"prompt":[{"role":"system","content":"You choose the execution profile"}],"responseFormat":{"type":"json"}}`,
 			"ai-sdk anthropic/claude-sonnet-4 stream=true tools=[] structured=true system=You choose the execution profile"},
 		{Anthropic, `{"model":"claude-x","output_config":{"format":{"type":"json_schema","schema":{}}}}`,

@@ -1,4 +1,4 @@
-package proxy
+package control
 
 import (
 	"crypto/subtle"
@@ -11,25 +11,29 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentvcr/agentvcr/fakeai"
+	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
-// Control returns the control API of the proxy, for tests in any language
-// to drive it: test scopes, progress events and holds, faults, the Slack
-// mock, the scripted model, counts, misses and the requests in flight.
-// Every call needs "Authorization: Bearer <token>"; calls from anywhere
-// but loopback are refused. Times are milliseconds; a list is [] when
-// empty, never null. Errors are {"error": "..."} with a 4xx status, and
-// those about a call's form name the README section that describes it.
+// New returns the control API of p and its two mocks, sm (the Slack
+// mock that p's rules in mode mock are served by) and model (the scripted
+// model of its rules in mode fake), for tests in any language to drive
+// them: test scopes, progress events and holds, faults, the Slack mock,
+// the scripted model, counts, misses and the requests in flight. Every
+// call needs "Authorization: Bearer <token>"; calls from anywhere but
+// loopback are refused. Times are milliseconds; a list is [] when empty,
+// never null. Errors are {"error": "..."} with a 4xx status, and those
+// about a call's form name the README section that describes it.
 //
 // Its routes, with their bodies and answers, are the OpenAPI 3.1 document
-// it serves at GET /v1/openapi.json (proxy/openapi.json), from which
+// it serves at GET /v1/openapi.json (control/openapi.json), from which
 // clients in other languages are typed; README.md#control-api lists them.
-func (p *Proxy) Control(token string) http.Handler {
-	mux := p.controlRoutes().mux
+func New(token string, p *proxy.Proxy, sm *slack.Mock, model *fakeai.Model) http.Handler {
+	mux := (&api{p: p, slack: sm, fake: model}).routes().mux
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err != nil || !net.ParseIP(host).IsLoopback() {
 			writeError(w, http.StatusForbidden, "the control API answers loopback only")
@@ -40,7 +44,7 @@ func (p *Proxy) Control(token string) http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		if err := p.init(); err != nil {
+		if err := p.Start(); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
@@ -72,10 +76,21 @@ const (
 
 // openAPI is the control API's OpenAPI 3.1 document: its routes, bodies
 // and answers, served at GET /v1/openapi.json. A test holds it to the
-// routes controlRoutes registers and to the answers they give.
+// routes api.routes registers and to the answers they give.
 //
 //go:embed openapi.json
 var openAPI []byte
+
+// api is what the control API drives: a proxy, its two mocks, and the
+// holds its event subscribers keep open.
+type api struct {
+	p     *proxy.Proxy
+	slack *slack.Mock
+	fake  *fakeai.Model
+
+	mu    sync.Mutex
+	holds map[int64]chan struct{} // event id -> closed on release
+}
 
 // maxHoldTimeout bounds the hold limit a subscriber may ask for: a hold
 // is for a test to look at a step, and one that waits longer than this
@@ -94,9 +109,10 @@ func (rt *routes) handle(pattern string, h http.HandlerFunc) {
 	rt.patterns = append(rt.patterns, pattern)
 }
 
-// controlRoutes registers the control API's routes; Control adds the
-// checks every call passes first.
-func (p *Proxy) controlRoutes() *routes {
+// routes registers the control API's routes; New adds the checks every
+// call passes first.
+func (a *api) routes() *routes {
+	p := a.p
 	rt := &routes{mux: http.NewServeMux()}
 	rt.handle("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -126,9 +142,9 @@ func (p *Proxy) controlRoutes() *routes {
 		}
 		res, err := p.EndScope(r.PathValue("name"), *body.Passed)
 		switch {
-		case errors.Is(err, ErrScopeNotOpen):
+		case errors.Is(err, proxy.ErrScopeNotOpen):
 			writeError(w, http.StatusConflict, err.Error())
-		case errors.Is(err, ErrUnknownSlackMethod), errors.Is(err, ErrUnscripted), errors.Is(err, ErrUnusedScript):
+		case errors.Is(err, proxy.ErrUnknownSlackMethod), errors.Is(err, proxy.ErrUnscripted), errors.Is(err, proxy.ErrUnusedScript):
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			json.NewEncoder(w).Encode(map[string]any{"error": err.Error(), "missed": res.Missed, "recorded": res.Recorded, "dropped": res.Dropped,
@@ -146,10 +162,10 @@ func (p *Proxy) controlRoutes() *routes {
 		writeJSON(w, map[string]any{"count": len(open), "requests": open})
 	})
 	rt.handle("GET /v1/slack/calls", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"calls": p.c.slack.Calls(r.URL.Query().Get("method")), "unknown": p.c.slack.Unknown()})
+		writeJSON(w, map[string]any{"calls": a.slack.Calls(r.URL.Query().Get("method")), "unknown": a.slack.Unknown()})
 	})
 	rt.handle("GET /v1/slack/channels/{id}/messages", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, p.c.slack.Messages(r.PathValue("id")))
+		writeJSON(w, a.slack.Messages(r.PathValue("id")))
 	})
 	rt.handle("POST /v1/slack/seed", func(w http.ResponseWriter, r *http.Request) {
 		var seed struct {
@@ -166,17 +182,17 @@ func (p *Proxy) controlRoutes() *routes {
 			return
 		}
 		for _, u := range seed.Users {
-			p.c.slack.AddUser(u)
+			a.slack.AddUser(u)
 		}
 		for _, c := range seed.Channels {
-			p.c.slack.AddChannel(c)
+			a.slack.AddChannel(c)
 		}
 		added := []slack.Message{}
 		for _, m := range seed.Messages {
-			added = append(added, p.c.slack.AddMessage(m.Channel, m.Message))
+			added = append(added, a.slack.AddMessage(m.Channel, m.Message))
 		}
 		for _, s := range seed.Subscribe {
-			p.c.slack.Subscribe(s.Channel, s.ThreadTS)
+			a.slack.Subscribe(s.Channel, s.ThreadTS)
 		}
 		writeJSON(w, map[string]any{"messages": added})
 	})
@@ -194,24 +210,24 @@ func (p *Proxy) controlRoutes() *routes {
 			return
 		}
 		if q.Error == "ratelimited" {
-			p.c.slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
+			a.slack.QueueRateLimit(q.Method, time.Duration(q.RetryAfterMs)*time.Millisecond)
 		} else {
-			p.c.slack.QueueError(q.Method, q.Error, q.Extra)
+			a.slack.QueueError(q.Method, q.Error, q.Extra)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	p.fakeRoutes(rt)
-	rt.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { p.streamEvents(w, r) })
+	a.fakeRoutes(rt)
+	rt.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { a.streamEvents(w, r) })
 	rt.handle("POST /v1/events/{id}/release", func(w http.ResponseWriter, r *http.Request) {
 		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-		if !p.release(id) {
+		if !a.release(id) {
 			writeError(w, http.StatusNotFound, "no held event "+r.PathValue("id")+": it was released, its request ended, or it was never held (ask for holds with GET /v1/events?hold=...; see "+docEvents+")")
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	rt.handle("POST /v1/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Fault
+		var f proxy.Fault
 		if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
 			badRequest(w, `the body must be a fault, such as {"kind": "reject_model_request"}: `+err.Error(), docFaults)
 			return
@@ -267,7 +283,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 // fakeRoutes are the control API's calls that script the model rules in
 // mode fake answer from, and read what it was asked.
-func (p *Proxy) fakeRoutes(rt *routes) {
+func (a *api) fakeRoutes(rt *routes) {
 	decode := func(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
@@ -293,15 +309,15 @@ func (p *Proxy) fakeRoutes(rt *routes) {
 			badRequest(w, `a script needs at least one response in "responses"`, docFake)
 			return
 		}
-		p.c.fake.Respond(body.Agent, body.Responses...)
+		a.fake.Respond(body.Agent, body.Responses...)
 		w.WriteHeader(http.StatusNoContent)
 	})
 	rt.handle("GET /v1/fakeai/calls", func(w http.ResponseWriter, r *http.Request) {
-		calls := p.c.fake.AllCalls()
+		calls := a.fake.AllCalls()
 		if name := r.URL.Query().Get("agent"); name != "" {
-			calls = p.c.fake.Calls(fakeai.Agent{Name: name})
+			calls = a.fake.Calls(fakeai.Agent{Name: name})
 		}
-		writeJSON(w, map[string]any{"calls": calls, "failures": p.c.fake.Failures()})
+		writeJSON(w, map[string]any{"calls": calls, "failures": a.fake.Failures()})
 	})
 	rt.handle("POST /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
@@ -310,10 +326,10 @@ func (p *Proxy) fakeRoutes(rt *routes) {
 		if !decode(w, r, &body, `{"vectors": [[0.1, 0.2], ...]}`) {
 			return
 		}
-		p.c.fake.RespondEmbeddings(body.Vectors...)
+		a.fake.RespondEmbeddings(body.Vectors...)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	rt.handle("GET /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.EmbedCalls()) })
+	rt.handle("GET /v1/fakeai/embeddings", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.fake.EmbedCalls()) })
 	rt.handle("POST /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Images [][]byte `json:"images"`
@@ -321,18 +337,18 @@ func (p *Proxy) fakeRoutes(rt *routes) {
 		if !decode(w, r, &body, `{"images": ["<base64>", ...]}`) {
 			return
 		}
-		p.c.fake.RespondImages(body.Images...)
+		a.fake.RespondImages(body.Images...)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	rt.handle("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, p.c.fake.ImageCalls()) })
+	rt.handle("GET /v1/fakeai/images", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, a.fake.ImageCalls()) })
 	rt.handle("DELETE /v1/fakeai", func(w http.ResponseWriter, r *http.Request) {
 		// A reset inside a scope would lose the failures the scope is
 		// counting from.
-		if sc := p.currentScope(); sc != nil {
-			writeError(w, http.StatusConflict, fmt.Sprintf("scope %q is open: end it before resetting the scripted model", sc.name))
+		if name := a.p.OpenScope(); name != "" {
+			writeError(w, http.StatusConflict, fmt.Sprintf("scope %q is open: end it before resetting the scripted model", name))
 			return
 		}
-		p.c.fake.Reset()
+		a.fake.Reset()
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

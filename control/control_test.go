@@ -1,4 +1,4 @@
-package proxy
+package control
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/anthropics/anthropic-sdk-go/v2"
 )
 
@@ -35,8 +36,8 @@ func ask(hc *http.Client, ctx context.Context, params anthropic.MessageNewParams
 // sseEvents reads a stream of progress events into a channel, closed at
 // the stream's end; opened is closed once the stream's opening line is
 // read, when its subscription is in place.
-func sseEvents(body io.Reader) (events chan Event, opened chan struct{}) {
-	events, opened = make(chan Event, 1000), make(chan struct{})
+func sseEvents(body io.Reader) (events chan proxy.Event, opened chan struct{}) {
+	events, opened = make(chan proxy.Event, 1000), make(chan struct{})
 	go func() {
 		defer close(events)
 		sc := bufio.NewScanner(body)
@@ -45,7 +46,7 @@ func sseEvents(body io.Reader) (events chan Event, opened chan struct{}) {
 				close(opened)
 			}
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var ev Event
+				var ev proxy.Event
 				json.Unmarshal([]byte(data), &ev)
 				events <- ev
 			}
@@ -55,7 +56,7 @@ func sseEvents(body io.Reader) (events chan Event, opened chan struct{}) {
 }
 
 // next returns the next event of type typ, or fails the test after 10 s.
-func next(t *testing.T, events <-chan Event, typ EventType) Event {
+func next(t *testing.T, events <-chan proxy.Event, typ proxy.EventType) proxy.Event {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -86,20 +87,27 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 	}))
 	defer upstream.Close()
 	dir := t.TempDir()
-	rules := []Rule{
+	rules := []proxy.Rule{
 		{Name: "up", URLPrefix: upstream.URL + "/"},
-		{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: ModeFake},
-		{Name: "openai", URLPrefix: "https://api.openai.com/", Mode: ModeFake},
-		{Name: "slack", URLPrefix: "https://slack.com/api/", Mode: ModeMock},
+		{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: proxy.ModeFake},
+		{Name: "openai", URLPrefix: "https://api.openai.com/", Mode: proxy.ModeFake},
+		{Name: "slack", URLPrefix: "https://slack.com/api/", Mode: proxy.ModeMock},
 	}
 	allow := []string{upstream.URL, "https://api.anthropic.com", "https://api.openai.com", "https://slack.com"}
-	rec, hc := frontWith(t, upstream, func(p *Proxy) { p.Mode, p.Dir, p.Rules, p.Allow = ModeRecord, dir, rules, allow })
+	rec, hc := frontWith(t, upstream, func(p *proxy.Proxy) { p.Mode, p.Dir, p.Rules, p.Allow = proxy.ModeRecord, dir, rules, allow })
 	if resp, err := hc.Get(upstream.URL + "/recorded"); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("record: %v", err)
 	} else {
 		resp.Body.Close()
 	}
-	p, hc := restart(t, upstream, rec, func(p *Proxy) { p.Mode = ModeReplay })
+	// The agent may have the whole body before the proxy has read its
+	// end, which records it.
+	for deadline := time.Now().Add(10 * time.Second); rec.Stats().Recorded != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded %d after 10 s; want 1", rec.Stats().Recorded)
+		}
+	}
+	p, hc := restart(t, upstream, rec, func(p *proxy.Proxy) { p.Mode = proxy.ModeReplay })
 	ctl := newControl(t, p, "tok")
 	expect := func(want int, method, path, body string) string {
 		t.Helper()
@@ -111,7 +119,7 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 	}
 
 	if got := expect(200, "GET", "/v1/openapi.json", ""); got != string(openAPI) {
-		t.Fatal("GET /v1/openapi.json is not proxy/openapi.json")
+		t.Fatal("GET /v1/openapi.json is not control/openapi.json")
 	}
 	// Before anything happened, every list is empty: [], never null.
 	for _, path := range []string{"/v1/misses", "/v1/faults", "/v1/inflight", "/v1/slack/calls", "/v1/slack/channels/CNOSUCH/messages",
@@ -133,15 +141,15 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 		t.Fatal("the event stream did not open")
 	}
 	// Every event read is counted in seen, those the test waits for too.
-	seen := map[EventType]bool{}
-	events := make(chan Event, 1000)
+	seen := map[proxy.EventType]bool{}
+	events := make(chan proxy.Event, 1000)
 	go func() {
 		defer close(events)
 		for ev := range stream {
 			events <- ev
 		}
 	}()
-	counted := func(ev Event) Event { seen[ev.Type] = true; return ev }
+	counted := func(ev proxy.Event) proxy.Event { seen[ev.Type] = true; return ev }
 	expect(400, "POST", "/v1/scopes", `{}`)
 	expect(204, "POST", "/v1/scopes", `{"name":"documented"}`)
 	expect(409, "POST", "/v1/scopes", `{"name":"another"}`)
@@ -168,19 +176,24 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 	go func() {
 		answered <- slackCall("chat.postMessage", url.Values{"channel": {"C0EVAL0001"}, "text": {"It shipped."}})
 	}()
-	reply := counted(next(t, events, EventReply))
+	reply := counted(next(t, events, proxy.EventReply))
 	var open struct {
 		Count    int
-		Requests []Flight
+		Requests []proxy.Flight
 	}
 	json.Unmarshal([]byte(expect(200, "GET", "/v1/inflight", "")), &open)
-	if open.Count != 1 || open.Requests[0].Request != reply.Request || open.Requests[0].Route != "slack" || open.Requests[0].Mode != ModeMock {
+	if open.Count != 1 || open.Requests[0].Request != reply.Request || open.Requests[0].Route != "slack" || open.Requests[0].Mode != proxy.ModeMock {
 		t.Errorf("in flight while a reply is held: %+v; want its request %d", open, reply.Request)
 	}
 	expect(204, "POST", fmt.Sprintf("/v1/events/%d/release", reply.ID), "")
 	expect(404, "POST", fmt.Sprintf("/v1/events/%d/release", reply.ID), "")
-	if code := <-answered; code != http.StatusOK {
-		t.Fatalf("chat.postMessage: %d", code)
+	select {
+	case code := <-answered:
+		if code != http.StatusOK {
+			t.Fatalf("chat.postMessage: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("chat.postMessage had no answer within 10 s of its release")
 	}
 	slackCall("chat.delete", url.Values{"channel": {"C0EVAL0001"}, "ts": {"1"}})
 	slackCall("chat.fly", url.Values{})
@@ -246,8 +259,8 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 	expect(400, "GET", "/v1/events?hold=stream_event", "")
 	expect(400, "GET", "/v1/events?holdTimeoutMs=0", "")
 
-	types := []EventType{EventRequest, EventModelRequest, EventResponse, EventReply, EventStream, EventToolRequest, EventDone, EventError}
-	all := func() bool { return !slices.ContainsFunc(types, func(typ EventType) bool { return !seen[typ] }) }
+	types := []proxy.EventType{proxy.EventRequest, proxy.EventModelRequest, proxy.EventResponse, proxy.EventReply, proxy.EventStream, proxy.EventToolRequest, proxy.EventDone, proxy.EventError}
+	all := func() bool { return !slices.ContainsFunc(types, func(typ proxy.EventType) bool { return !seen[typ] }) }
 	for deadline := time.After(10 * time.Second); !all(); {
 		select {
 		case ev, ok := <-events:
@@ -327,10 +340,10 @@ func TestInFlightListsWhatIsOpen(t *testing.T) {
 		_, err := ask(hc, context.Background(), anthropicParams("hi"))
 		done <- err
 	}()
-	held := next(t, events, EventModelRequest)
+	held := next(t, events, proxy.EventModelRequest)
 	var open struct {
 		Count    int
-		Requests []Flight
+		Requests []proxy.Flight
 	}
 	_, body := ctl.do("GET", "/v1/inflight", "")
 	json.Unmarshal([]byte(body), &open)
@@ -338,13 +351,18 @@ func TestInFlightListsWhatIsOpen(t *testing.T) {
 		t.Fatalf("in flight while a model request is held: %s", body)
 	}
 	fl := open.Requests[0]
-	if fl.Request != held.Request || fl.Method != "POST" || fl.URL != "https://api.anthropic.com/v1/messages" || fl.Route != "anthropic" || fl.Mode != ModeFake ||
+	if fl.Request != held.Request || fl.Method != "POST" || fl.URL != "https://api.anthropic.com/v1/messages" || fl.Route != "anthropic" || fl.Mode != proxy.ModeFake ||
 		fl.ElapsedMs < 0 || time.Since(fl.Started) < 0 {
 		t.Fatalf("the open request: %+v; its model_request: %+v", fl, held)
 	}
 	ctl.do("POST", fmt.Sprintf("/v1/events/%d/release", held.ID), "")
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the model request had no answer within 10 s of its release")
 	}
 	// The agent has its answer; the proxy may still be closing the
 	// exchange for a moment.
@@ -385,7 +403,7 @@ func TestHoldLimitPerSubscription(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Fatalf("the hold expired after %v, before its limit", took)
 	}
-	if !next(t, events, EventModelRequest).Held {
+	if !next(t, events, proxy.EventModelRequest).Held {
 		t.Fatal("the model request was not held")
 	}
 	for _, q := range []string{"holdTimeoutMs=0", "holdTimeoutMs=-5", "holdTimeoutMs=3600001", "holdTimeoutMs=1s"} {
@@ -464,8 +482,7 @@ func TestReadmeListsEveryRoute(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z]+) (/[^`? ]+)").FindAllStringSubmatch(section, -1) {
 		listed[m[1]+" "+m[2]] = true
 	}
-	p, _ := fakeProxy(t, nil)
-	for _, pattern := range p.controlRoutes().patterns {
+	for _, pattern := range (&api{}).routes().patterns {
 		if !listed[pattern] {
 			t.Errorf("the README's Control API table does not list %s", pattern)
 		}

@@ -1,4 +1,4 @@
-package proxy
+package control
 
 import (
 	"context"
@@ -16,18 +16,20 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentvcr/agentvcr/fakeai"
+	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
+	"github.com/agentvcr/agentvcr/proxy/slack"
 )
 
 // gatewayProxy starts a proxy with the default allow list and rules, its
 // upstream the stand-in server, and returns it and an agent's client.
-func gatewayProxy(t *testing.T, up *fakeai.Server, mode Mode, dir string) (*Proxy, *http.Client) {
+func gatewayProxy(t *testing.T, up *fakeai.Server, mode proxy.Mode, dir string) (*proxy.Proxy, *http.Client) {
 	t.Helper()
 	authority, err := ca.Load(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{CA: authority, Allow: DefaultAllow(), Rules: DefaultRules(), Mode: mode, Dir: dir, Upstream: up.Transport()}
+	p := &proxy.Proxy{CA: authority, Allow: proxy.DefaultAllow(), Rules: proxy.DefaultRules(), Mode: mode, Dir: dir, Upstream: up.Transport()}
 	return p, serve(t, p)
 }
 
@@ -50,18 +52,18 @@ func gatewayTurn(t *testing.T, client *http.Client) (string, string) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("gateway turn: %d %v\n%s", resp.StatusCode, err, b)
 	}
-	return resp.Header.Get(Header), string(b)
+	return resp.Header.Get(proxy.Header), string(b)
 }
 
 func TestRecordAStandInGatewayAndReplayItOffline(t *testing.T) {
 	up := fakeai.NewServer(t)
 	up.Respond(fakeai.Agent{Name: "support", Tools: []string{"lookup"}}, fakeai.ToolCalls(fakeai.Call("lookup", map[string]string{"q": "deploy"})))
 	dir := t.TempDir()
-	p, client := gatewayProxy(t, up, ModeRecord, dir)
+	p, client := gatewayProxy(t, up, proxy.ModeRecord, dir)
 	var live recorder
 	defer p.Subscribe(live.handle)()
 	outcome, recorded := gatewayTurn(t, client)
-	live.wait(t, EventDone)
+	live.wait(t, proxy.EventDone)
 	if outcome != "recorded" || !strings.Contains(recorded, `"type":"tool-call"`) {
 		t.Fatalf("live: %s %q", outcome, recorded)
 	}
@@ -70,11 +72,11 @@ func TestRecordAStandInGatewayAndReplayItOffline(t *testing.T) {
 	}
 	up.Close() // offline from here
 
-	p, client = gatewayProxy(t, up, ModeReplay, dir)
+	p, client = gatewayProxy(t, up, proxy.ModeReplay, dir)
 	var replayed recorder
 	defer p.Subscribe(replayed.handle)()
 	outcome, body := gatewayTurn(t, client)
-	evs := replayed.wait(t, EventDone)
+	evs := replayed.wait(t, proxy.EventDone)
 	if outcome != "replayed" || body != recorded {
 		t.Fatalf("replay: %s, the stream differs:\n%s\nwant\n%s", outcome, body, recorded)
 	}
@@ -85,14 +87,17 @@ func TestRecordAStandInGatewayAndReplayItOffline(t *testing.T) {
 
 // fakeProxy is a proxy whose Anthropic rule is in mode fake, answered by
 // m, and an agent's client that goes through it.
-func fakeProxy(t *testing.T, m *fakeai.Model) (*Proxy, *http.Client) {
+func fakeProxy(t *testing.T, m *fakeai.Model) (*proxy.Proxy, *http.Client) {
 	t.Helper()
 	authority, err := ca.Load(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{CA: authority, Allow: []string{"https://api.anthropic.com"}, Dir: t.TempDir(), Fake: m,
-		Rules: []Rule{{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: ModeFake}}}
+	if m == nil {
+		m = fakeai.NewModel(func(string) {})
+	}
+	p := &proxy.Proxy{CA: authority, Allow: []string{"https://api.anthropic.com"}, Dir: t.TempDir(), Slack: slack.New(), Fake: m,
+		Rules: []proxy.Rule{{Name: "anthropic", URLPrefix: "https://api.anthropic.com/", Mode: proxy.ModeFake}}}
 	return p, serve(t, p)
 }
 
@@ -141,8 +146,8 @@ func TestModeFakeRunsAToolLoopWithProgressAndHolds(t *testing.T) {
 	defer p.Subscribe(seen.handle)()
 	// A test holds the tool request, and the agent's tool waits for it.
 	held, release := make(chan struct{}), make(chan struct{})
-	defer p.Subscribe(func(ctx context.Context, ev Event) {
-		if ev.Type == EventToolRequest {
+	defer p.Subscribe(func(ctx context.Context, ev proxy.Event) {
+		if ev.Type == proxy.EventToolRequest {
 			close(held)
 			select {
 			case <-release:
@@ -155,15 +160,24 @@ func TestModeFakeRunsAToolLoopWithProgressAndHolds(t *testing.T) {
 	go func() {
 		final <- toolLoop(t, hc, func([]byte) string { close(toolRan); return `{"status":"deployed"}` })
 	}()
-	<-held
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tool_request was held within 10 s")
+	}
 	select {
 	case <-toolRan:
 		t.Fatal("the tool ran while its request was held")
 	default:
 	}
 	close(release)
-	if got := <-final; got != "It went out at 14:02." {
-		t.Fatalf("final text %q", got)
+	select {
+	case got := <-final:
+		if got != "It went out at 14:02." {
+			t.Fatalf("final text %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool loop did not end within 10 s of the release")
 	}
 	const want = "request,model_request,response,tool_request,done,request,model_request,response,done"
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -188,7 +202,7 @@ func TestFakeModelScriptedOverTheControlAPIWithCurl(t *testing.T) {
 		t.Fatal("curl is not installed: apt-get install curl (.ci/run does)")
 	}
 	p, hc := fakeProxy(t, nil)
-	ctl := httptest.NewServer(p.Control("tok"))
+	ctl := httptest.NewServer(handler(p, "tok"))
 	defer ctl.Close()
 	curl := func(want int, args ...string) string {
 		t.Helper()
