@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/examples/agent/app"
+	"github.com/agentvcr/agentvcr/examples/agent/slackio"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/proxy"
@@ -210,7 +211,7 @@ func (w *world) postSigned(body []byte, ts int64, key string) int {
 	w.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, w.url+"/api/webhooks/slack", bytes.NewReader(body))
 	req.Header.Set("X-Slack-Request-Timestamp", fmt.Sprint(ts))
-	req.Header.Set("X-Slack-Signature", app.Sign(key, ts, body))
+	req.Header.Set("X-Slack-Signature", slackio.Sign(key, ts, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)

@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentvcr/agentvcr/examples/agent/junior"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
+	"github.com/agentvcr/agentvcr/examples/agent/turn"
 )
 
 // report is GET /api/conversations/{id}: the event log as Junior's
@@ -94,10 +96,10 @@ func reportEvents(events []store.Event) []reported {
 		case "compaction":
 			add(map[string]any{"type": "compaction", "summary": p["summary"]})
 		case "assistant_message":
-			m, _ := piMessage(e)
+			m, _ := junior.ModelMessage(e)
 			var pi store.Assistant
 			json.Unmarshal([]byte(m), &pi)
-			add(map[string]any{"type": "assistant_message", "text": text(pi), "stopReason": pi.StopReason})
+			add(map[string]any{"type": "assistant_message", "text": junior.Text(pi), "stopReason": pi.StopReason})
 			var cs []*reportedCall
 			for _, c := range pi.Content {
 				if c.Type == "toolCall" {
@@ -110,7 +112,7 @@ func reportEvents(events []store.Event) []reported {
 				add(map[string]any{"type": "tool_calls", "calls": cs})
 			}
 		case "tool_result":
-			m, _ := piMessage(e)
+			m, _ := junior.ModelMessage(e)
 			var res store.ToolResult
 			json.Unmarshal([]byte(m), &res)
 			if rc := calls[res.ToolCallID]; rc != nil {
@@ -137,12 +139,9 @@ func (a *App) pendingMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := conv.ID
-	a.mu.Lock()
-	p, has := a.pending[id]
-	a.mu.Unlock()
 	out := map[string]any{"messages": []any{}}
-	if has {
-		out["authorization"] = map[string]string{"authorizationUrl": p.url, "label": "Connect GitHub",
+	if link, ok := a.turns.PendingAuthorization(id); ok {
+		out["authorization"] = map[string]string{"authorizationUrl": link, "label": "Connect GitHub",
 			"completionText": "GitHub is connected; the agent goes on."}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -160,20 +159,15 @@ func (a *App) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the callback needs state and code")
 		return
 	}
-	t := a.claimParked(state)
-	if t == nil {
+	err := a.turns.CompleteAuthorization(r.Context(), provider, state, code)
+	if errors.Is(err, turn.ErrNoAuthorization) {
 		writeError(w, http.StatusNotFound, "no turn waits for authorization "+state+" (it completed, was stopped, or never was)")
 		return
 	}
-	subject := t.inputs[0].Author.UserID
-	if err := a.st.SaveCredential(r.Context(), subject, provider, code); err != nil {
-		a.unclaim(t) // the callback can be tried again
-		a.internalError(w, err)
+	if err != nil {
+		a.internalError(w, err) // the callback can be tried again
 		return
 	}
-	a.append(t.conv, store.Row{Type: "authorization_completed", Key: "authorization:" + state + ":completed", Payload: map[string]any{
-		"kind": "plugin", "provider": provider, "actorId": subject, "authorizationId": state}})
-	a.resume(t, state)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "GitHub is connected. You can close this tab.")
 }
@@ -231,13 +225,13 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 			payload := map[string]any{"meta": map[string]any{"author": map[string]any{"isBot": true, "userName": "scheduler"}, "source": "scheduler"},
 				"role": "user", "text": au.Task, "messageId": msgID}
 			if _, err := a.st.Create(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src},
-				store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}); err != nil {
+				junior.Message(msgID, payload)); err != nil {
 				a.logf(slog.LevelError, "heartbeat: %v", err)
 				continue
 			}
-			a.enqueue(id, input{MessageID: msgID, Text: au.Task, Surface: "scheduler", Payload: payload,
-				Author: author{UserID: "scheduler", UserName: "scheduler", Platform: "system"},
-				Place:  place{Channel: au.ChannelID, TeamID: au.TeamID}})
+			a.turns.Enqueue(id, turn.Input{MessageID: msgID, Text: au.Task, Surface: "scheduler", Payload: payload,
+				Author: turn.Author{UserID: "scheduler", UserName: "scheduler", Platform: "system"},
+				Place:  turn.Place{Channel: au.ChannelID, TeamID: au.TeamID}})
 		}
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -247,29 +241,32 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 // queued input, no running turn, no background work). A turn waiting for
 // an authorization or held in the queue does not count as work.
 func (a *App) idle(w http.ResponseWriter, r *http.Request) {
-	items, held, holdPaused, background := a.snapshot()
+	q := a.turns.Queue()
+	a.mu.Lock()
+	background := a.background
+	a.mu.Unlock()
 	busy := map[string]int{}
-	for _, it := range items {
+	for _, it := range q.Items {
 		busy[it.Kind]++
 	}
 	// Inputs behind a turn that waits for an authorization wait with it.
 	// A held queue, or a held paused turn, waits for the test: idle.
 	paused := busy["paused"]
-	if holdPaused {
+	if q.HoldPaused {
 		paused = 0
 	}
-	idle := background == 0 && busy["running"] == 0 && (held || busy["input"]+paused == 0)
+	idle := background == 0 && busy["running"] == 0 && (q.Held || busy["input"]+paused == 0)
 	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
-		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": held, "holdPaused": holdPaused})
+		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": q.Held, "holdPaused": q.HoldPaused})
 }
 
 // queue is GET /api/internal/queue: what waits and what runs.
 func (a *App) queue(w http.ResponseWriter, r *http.Request) {
-	items, held, holdPaused, _ := a.snapshot()
-	if items == nil {
-		items = []queueItem{}
+	q := a.turns.Queue()
+	if q.Items == nil {
+		q.Items = []turn.QueueItem{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"held": held, "holdPaused": holdPaused, "items": items})
+	writeJSON(w, http.StatusOK, map[string]any{"held": q.Held, "holdPaused": q.HoldPaused, "items": q.Items})
 }
 
 // holdQueue holds the queue (no queued input or paused turn starts), or
@@ -281,21 +278,10 @@ func (a *App) holdQueue(hold bool) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, `only=paused holds paused turns alone; release lets everything go`)
 			return
 		}
-		a.mu.Lock()
-		if only == "paused" {
-			a.holdPaused = true
+		if hold {
+			a.turns.Hold(only == "paused")
 		} else {
-			a.held, a.holdPaused = hold, hold && a.holdPaused
-		}
-		var ids []string
-		for id := range a.boxes {
-			ids = append(ids, id)
-		}
-		a.mu.Unlock()
-		if !hold {
-			for _, id := range ids {
-				a.kick(id)
-			}
+			a.turns.Release()
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}
