@@ -244,11 +244,3 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 	}
 	return out, nil
 }
-
-// HasKey says whether the conversation has a row with the key.
-func (s *Store) HasKey(ctx context.Context, id, key string) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM junior_conversation_events WHERE conversation_id = $1 AND idempotency_key = $2)`,
-		id, key).Scan(&ok)
-	return ok, err
-}
