@@ -30,7 +30,7 @@ func App(env map[string]string) fixture.App {
 		vars[k] = v
 	}
 	return fixture.App{
-		Name: "examples/agent", Env: vars, Routes: fixture.ExampleAgentRoutes(),
+		Name: "examples/agent", Env: vars, Routes: Routes(),
 		SlackSigningSecret: SigningSecret, SchedulerSecret: SchedulerSecret, AdminSecret: vars["AGENT_ADMIN_SECRET"],
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := app.FromEnv(func(k string) string { return env[k] })
@@ -44,4 +44,21 @@ func App(env map[string]string) fixture.App {
 			return a.Handler(), a.Close, nil
 		},
 	}
+}
+
+// Routes are the agent's: Junior's, and the internal routes Junior lacks,
+// through which the fixture knows when the agent is idle (no queued
+// input, running turn or background work), holds its queue so inputs
+// meet in one turn, finds the conversation a heartbeat started, and
+// schedules automations.
+func Routes() fixture.Routes {
+	r := fixture.JuniorRoutes()
+	r.Idle = "/api/internal/idle"
+	r.Queue = "/api/internal/queue"
+	r.QueueHold = "/api/internal/queue/hold"
+	r.QueueRelease = "/api/internal/queue/release"
+	r.QueueHoldPaused = "/api/internal/queue/hold?only=paused"
+	r.Conversations = "/api/internal/conversations"
+	r.Automations = "/api/internal/automations"
+	return r
 }
