@@ -293,3 +293,28 @@ func TestTheAdminRoutesNeedTheirOwnSecret(t *testing.T) {
 		t.Errorf("a NUL id with the admin secret: %d; want 404", code)
 	}
 }
+
+// Inputs sent while the queue is held meet in one turn: the fixture's
+// Batch holds it through the queue routes, sends them, and lets it go.
+func TestInputsSentWhileTheQueueIsHeldMeetInOneTurn(t *testing.T) {
+	f, _ := newAgent(t, nil)
+	m := f.Model()
+	m.Respond(router, routed())
+	m.Respond(titler, fakeai.Text("Launch questions"))
+	m.Respond(agent, fakeai.Text("March 12, and Priya owns it."))
+	conv := f.Run(fixture.Batch(fixture.WebMessage("When is the launch?"), fixture.WebMessage("And who owns it?")))
+	if got := turns(conv); !slices.Equal(got, []string{"succeeded"}) {
+		t.Fatalf("turns %v", got)
+	}
+	if p := m.Calls(agent)[0].Prompt.Text(); !strings.Contains(p, "When is the launch?") || !strings.Contains(p, "And who owns it?") {
+		t.Fatalf("the turn's instruction lacks an input: %s", p)
+	}
+	if n := one[int](t, db(t, f), `SELECT jsonb_array_length(payload->'inputMessageIds') FROM junior_conversation_events
+		WHERE conversation_id = $1 AND type = 'turn_started'`, conv.ID); n != 2 {
+		t.Fatalf("the turn took %d inputs; want both", n)
+	}
+	var q queue
+	if call(t, f, "GET", "/api/internal/queue", admin(), nil, &q); q.Held {
+		t.Fatalf("the queue is still held: %+v", q)
+	}
+}
