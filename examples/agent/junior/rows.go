@@ -34,8 +34,8 @@ func TurnID(messageID string) string { return "turn_" + unsafeID.ReplaceAllStrin
 // ReplyID is the message id of a turn's visible reply.
 func ReplyID(turnID string) string { return turnID + ":assistant:1" }
 
-// HandledKey is the key of a message's message_handled row.
-func HandledKey(messageID string) string { return "message:" + messageID + ":handled" }
+// handledKey is the key of a message's message_handled row.
+func handledKey(messageID string) string { return "message:" + messageID + ":handled" }
 
 // Message is a visible message: an input (payload is what it shows) or
 // the agent's reply.
@@ -51,7 +51,7 @@ func Reply(turnID, text string, meta map[string]any) store.Row {
 
 // MessageHandled closes a message: the agent has answered it.
 func MessageHandled(messageID string) store.Row {
-	return store.Row{Type: "message_handled", Key: HandledKey(messageID), Payload: map[string]any{"messageId": messageID}}
+	return store.Row{Type: "message_handled", Key: handledKey(messageID), Payload: map[string]any{"messageId": messageID}}
 }
 
 // MessageUpdated is an input's message row as its turn leaves it: the

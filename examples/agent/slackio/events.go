@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// SignatureWindow is how old a signed Slack request may be.
-const SignatureWindow = 5 * time.Minute
+// signatureWindow is how old a signed Slack request may be.
+const signatureWindow = 5 * time.Minute
 
 // Sign returns the x-slack-signature of body at ts, for a client (a
 // test, curl) that posts Slack events.
@@ -30,13 +30,13 @@ func Sign(secret string, ts int64, body []byte) string {
 var ErrUnsigned = errors.New("not signed by Slack")
 
 // Verify checks that h's signature headers sign body with secret, at a
-// time within SignatureWindow of now.
+// time within signatureWindow of now.
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	ts, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
 	if err != nil {
 		return fmt.Errorf("%w: x-slack-request-timestamp is missing or not Unix seconds", ErrUnsigned)
 	}
-	if age := now.Sub(time.Unix(ts, 0)); age > SignatureWindow || age < -SignatureWindow {
+	if age := now.Sub(time.Unix(ts, 0)); age > signatureWindow || age < -signatureWindow {
 		return fmt.Errorf("%w: x-slack-request-timestamp is outside the 5-minute window", ErrUnsigned)
 	}
 	if !hmac.Equal([]byte(Sign(secret, ts, body)), []byte(h.Get("X-Slack-Signature"))) {
