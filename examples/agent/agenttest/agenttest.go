@@ -31,6 +31,8 @@ func App(env map[string]string) fixture.App {
 	}
 	return fixture.App{
 		Name: "examples/agent", Env: vars, Routes: Routes(),
+		// Built history names the agent and its model as its own rows do.
+		BotName: or(vars["AGENT_BOT_NAME"], app.DefaultBotName), Model: or(vars["AGENT_MODEL"], app.DefaultAgentModel),
 		SlackSigningSecret: SigningSecret, SchedulerSecret: SchedulerSecret, AdminSecret: vars["AGENT_ADMIN_SECRET"],
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := app.FromEnv(func(k string) string { return env[k] })
@@ -61,4 +63,11 @@ func Routes() fixture.Routes {
 	r.Conversations = "/api/internal/conversations"
 	r.Automations = "/api/internal/automations"
 	return r
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

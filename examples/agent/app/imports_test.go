@@ -13,7 +13,7 @@ import (
 func TestTheAgentsTestsUseOnlyThePublicAPI(t *testing.T) {
 	const module = "github.com/agentvcr/agentvcr/"
 	pkgs := []string{"examples/agent", "examples/agent/app", "examples/agent/agenttest", "examples/agent/junior",
-		"examples/agent/llm", "examples/agent/slackio", "examples/agent/store", "examples/agent/turn"}
+		"examples/agent/llm", "examples/agent/slackio", "examples/agent/store", "examples/agent/turn", "examples/agent/fixturetest"}
 	args := []string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`}
 	for _, p := range pkgs {
 		args = append(args, module+p)
@@ -34,7 +34,7 @@ func TestTheAgentsTestsUseOnlyThePublicAPI(t *testing.T) {
 			fixtureUsers++
 		}
 	}
-	if fixtureUsers < 2 {
-		t.Errorf("%d of the agent's packages drive it with the fixture; want its app's and its store's tests to", fixtureUsers)
+	if fixtureUsers < 3 {
+		t.Errorf("%d of the agent's packages drive it with the fixture; want the tests of its app, its store and its fixture use to", fixtureUsers)
 	}
 }
