@@ -35,6 +35,6 @@ func TestTheAgentsTestsUseOnlyThePublicAPI(t *testing.T) {
 		}
 	}
 	if fixtureUsers < 3 {
-		t.Errorf("%d of the agent's packages drive it with the fixture; want the tests of its app, its store and its fixture use to", fixtureUsers)
+		t.Errorf("%d of the agent's packages drive it with the fixture; want the tests of its app, its store and fixturetest to", fixtureUsers)
 	}
 }
