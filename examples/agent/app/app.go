@@ -7,20 +7,21 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/slack-go/slack"
-
 	"github.com/agentvcr/agentvcr/examples/agent/llm"
+	"github.com/agentvcr/agentvcr/examples/agent/slackio"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
+	"github.com/agentvcr/agentvcr/examples/agent/turn"
 )
 
-// App is the running agent: its routes (Handler), its turn workers and
-// its background work.
+// App is the running agent: its routes (Handler), its turns and its
+// background work.
 type App struct {
 	cfg   Config
 	st    *store.Store
 	gw    *llm.Gateway
-	slack *slack.Client
+	slack *slackio.Client
 	http  *http.Client
+	turns *turn.Runner
 	log   *slog.Logger
 
 	ctx    context.Context // ends when the App closes
@@ -28,11 +29,7 @@ type App struct {
 	wg     sync.WaitGroup
 
 	mu         sync.Mutex
-	boxes      map[string]*mailbox
-	held       bool                   // the queue is held: no queued work starts
-	holdPaused bool                   // paused turns wait; inputs go on
-	background int                    // titles, heartbeats and Slack ingress still running
-	pending    map[string]pendingAuth // by conversation: the link a web user must follow
+	background int // titles, heartbeats and Slack ingress still running
 }
 
 // New connects to the database, applies the schema and returns the
@@ -47,18 +44,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	actx, cancel := context.WithCancel(context.Background())
-	a := &App{cfg: cfg, st: st, http: hc, log: log, ctx: actx, cancel: cancel, boxes: map[string]*mailbox{}, pending: map[string]pendingAuth{},
+	a := &App{cfg: cfg, st: st, http: hc, log: log, ctx: actx, cancel: cancel,
 		gw:    &llm.Gateway{BaseURL: cfg.GatewayURL, APIKey: cfg.GatewayAPIKey, HTTP: hc, AgentModel: cfg.AgentModel, FastModel: cfg.FastModel},
-		slack: slack.New(cfg.SlackBotToken, slack.OptionHTTPClient(hc), slack.OptionAPIURL(cfg.SlackAPI)),
+		slack: slackio.New(cfg.SlackBotToken, cfg.SlackAPI, hc, log),
 	}
+	a.turns = turn.New(turn.Config{BotName: cfg.BotName, AgentModel: cfg.AgentModel, FastModel: cfg.FastModel,
+		GitHubAPI: cfg.GitHubAPI, PublicURL: cfg.PublicURL, ContextWindowTokens: cfg.ContextWindowTokens,
+		ToolCallLimit: cfg.ToolCallLimit, TurnTimeout: cfg.TurnTimeout, TurnSlice: cfg.TurnSlice}, st, a.gw, a.slack, hc, log)
 	return a, nil
 }
 
-// Close stops the workers (a running turn is cancelled) and closes the
-// database.
+// Close stops the background work and the turns (a running turn is
+// cancelled) and closes the database.
 func (a *App) Close() {
 	a.cancel()
 	a.wg.Wait()
+	a.turns.Close()
 	a.http.CloseIdleConnections()
 	a.st.Close()
 }

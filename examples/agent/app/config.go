@@ -12,6 +12,13 @@ import (
 	"time"
 )
 
+// The agent's name and model unless AGENT_BOT_NAME and AGENT_MODEL say
+// otherwise: what its replies and model rows carry.
+const (
+	DefaultBotName    = "junior-example"
+	DefaultAgentModel = "anthropic/claude-sonnet-4.5"
+)
+
 // Config is the agent's configuration, read from the environment as a
 // product reads it.
 type Config struct {
@@ -58,9 +65,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		GatewayURL:      or(getenv("AI_GATEWAY_URL"), "https://ai-gateway.vercel.sh"),
 		SlackAPI:        or(getenv("SLACK_API_URL"), "https://slack.com/api/"),
 		GitHubAPI:       or(getenv("GITHUB_API_URL"), "https://api.github.com"),
-		AgentModel:      or(getenv("AGENT_MODEL"), "anthropic/claude-sonnet-4.5"),
+		AgentModel:      or(getenv("AGENT_MODEL"), DefaultAgentModel),
 		FastModel:       or(getenv("AGENT_FAST_MODEL"), "anthropic/claude-haiku-4.5"),
-		BotName:         or(getenv("AGENT_BOT_NAME"), "junior-example"),
+		BotName:         or(getenv("AGENT_BOT_NAME"), DefaultBotName),
 		PublicURL:       getenv("AGENT_PUBLIC_URL"),
 		Proxy:           or(getenv("HTTPS_PROXY"), getenv("https_proxy")),
 		CACertFile:      getenv("SSL_CERT_FILE"),

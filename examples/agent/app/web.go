@@ -12,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentvcr/agentvcr/examples/agent/junior"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
+	"github.com/agentvcr/agentvcr/examples/agent/turn"
 )
 
 // UserHeader names the signed-in web user by email, as Junior's fixture
@@ -45,17 +47,17 @@ func hash24(parts ...string) string {
 }
 
 // webUser is the signed-in user, or "" after answering 401.
-func webUser(w http.ResponseWriter, r *http.Request) (author, bool) {
+func webUser(w http.ResponseWriter, r *http.Request) (turn.Author, bool) {
 	email := strings.ToLower(strings.TrimSpace(r.Header.Get(UserHeader)))
 	if email == "" || !strings.Contains(email, "@") {
 		writeError(w, http.StatusUnauthorized, "sign in: send the user's email in "+UserHeader)
-		return author{}, false
+		return turn.Author{}, false
 	}
 	name := r.Header.Get(NameHeader)
 	if name == "" {
 		name = strings.SplitN(email, "@", 2)[0]
 	}
-	return author{Email: email, UserName: name, FullName: name, UserID: "dashboard:" + hash24(email)[:16], Platform: "web"}, true
+	return turn.Author{Email: email, UserName: name, FullName: name, UserID: "dashboard:" + hash24(email)[:16], Platform: "web"}, true
 }
 
 type messageBody struct {
@@ -125,13 +127,13 @@ func (a *App) postMessage(w http.ResponseWriter, r *http.Request) {
 
 // accept writes the input's visible message row once (with the
 // conversation's row, when create is set) and queues it.
-func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user author, body messageBody, create *store.Conversation) {
+func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user turn.Author, body messageBody, create *store.Conversation) {
 	msgID := "api-msg:" + hash24(id, body.IdempotencyKey)
 	payload := map[string]any{"meta": map[string]any{
 		"author": map[string]any{"email": user.Email, "userId": user.UserID, "userName": user.UserName},
 		"source": "web", "replied": false, "explicitMention": true},
 		"role": "user", "text": body.Message, "messageId": msgID}
-	row := store.Row{Type: "message", Key: "message:" + msgID, Payload: payload}
+	row := junior.Message(msgID, payload)
 	var seqs []int
 	var err error
 	if create != nil {
@@ -147,7 +149,7 @@ func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user aut
 	if len(seqs) == 0 {
 		status = "duplicate"
 	} else {
-		a.enqueue(id, input{MessageID: msgID, Text: body.Message, Author: user, Surface: "api", Payload: payload})
+		a.turns.Enqueue(id, turn.Input{MessageID: msgID, Text: body.Message, Author: user, Surface: "api", Payload: payload})
 		if seqs[0] == 0 {
 			a.title(id, body.Message) // the conversation's first message names it
 		}
@@ -157,7 +159,7 @@ func (a *App) accept(w http.ResponseWriter, r *http.Request, id string, user aut
 
 // member reads the signed-in user and the conversation of the route's
 // path, which they must take part in.
-func (a *App) member(w http.ResponseWriter, r *http.Request) (author, store.Conversation, bool) {
+func (a *App) member(w http.ResponseWriter, r *http.Request) (turn.Author, store.Conversation, bool) {
 	user, ok := webUser(w, r)
 	if !ok {
 		return user, store.Conversation{}, false
@@ -168,7 +170,7 @@ func (a *App) member(w http.ResponseWriter, r *http.Request) (author, store.Conv
 
 // participant reads the conversation and checks the user takes part in
 // it: its actor, or the author of one of its messages.
-func (a *App) participant(w http.ResponseWriter, r *http.Request, id string, user author) (store.Conversation, bool) {
+func (a *App) participant(w http.ResponseWriter, r *http.Request, id string, user turn.Author) (store.Conversation, bool) {
 	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
 		writeError(w, http.StatusNotFound, "no such conversation")
 		return store.Conversation{}, false

@@ -15,26 +15,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
+	"github.com/agentvcr/agentvcr/examples/agent/agenttest"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/history"
-	"github.com/agentvcr/agentvcr/internal/pgtest"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/slack"
+	"github.com/jackc/pgx/v5"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // exampleAgent is examples/agent as the fixture starts it, in-process,
 // configured by the environment a process would get, with extra added.
-func exampleAgent(extra map[string]string) fixture.App {
-	app := agentevals.App("fixture-key")
-	for k, v := range extra {
-		app.Env[k] = v
+func exampleAgent(extra map[string]string) fixture.App { return agenttest.App(extra) }
+
+// connect opens a connection to the agent's database, closed when the
+// test ends.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return app
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 var (
@@ -238,7 +242,7 @@ func TestABatchIsOneTurn(t *testing.T) {
 		t.Fatalf("call %+v", conv)
 	}
 	var inputs string
-	pgtest.Connect(t, f.DatabaseURL()).QueryRow(context.Background(), `SELECT payload->>'inputMessageIds' FROM junior_conversation_events
+	connect(t, f.DatabaseURL()).QueryRow(context.Background(), `SELECT payload->>'inputMessageIds' FROM junior_conversation_events
 		WHERE conversation_id = $1 AND type = 'turn_started'`, conv.ID).Scan(&inputs)
 	if strings.Count(inputs, ".") != 2 {
 		t.Fatalf("the turn's inputs %s; want two message ids", inputs)
@@ -552,7 +556,7 @@ func TestEachCallIsReported(t *testing.T) {
 	if len(second.Scores) != 1 || second.Scores[0].Verdict.Rationale != "close enough" || second.Replies[0].Text != "You're welcome." {
 		t.Fatalf("second call %+v", second)
 	}
-	if strings.Contains(string(raw), "fixture-key") || strings.Contains(string(raw), exampleAgent(nil).Env["SLACK_BOT_TOKEN"]) {
+	if strings.Contains(string(raw), exampleAgent(nil).Env["AI_GATEWAY_API_KEY"]) || strings.Contains(string(raw), exampleAgent(nil).Env["SLACK_BOT_TOKEN"]) {
 		t.Fatal("the report holds a secret")
 	}
 }

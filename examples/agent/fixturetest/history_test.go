@@ -13,7 +13,6 @@ import (
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/history"
-	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
 
 // volatile are the ids, times and model usage a built turn cannot know:
@@ -27,7 +26,7 @@ var volatile = regexp.MustCompile(`\d{10}\.\d{6}|api-msg[:_][0-9a-f]{24}|toolu_f
 // comparison).
 func rows(t *testing.T, db, id string, through int) []string {
 	t.Helper()
-	r, err := pgtest.Connect(t, db).Query(context.Background(), `SELECT type, schema_version, coalesce(idempotency_key, ''), payload
+	r, err := connect(t, db).Query(context.Background(), `SELECT type, schema_version, coalesce(idempotency_key, ''), payload
 		FROM junior_conversation_events WHERE conversation_id = $1 AND seq <= $2 ORDER BY seq`, id, through)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +126,7 @@ func TestBuiltHistoryHasTheRowsOfALiveTurn(t *testing.T) {
 func replyID(t *testing.T, f *fixture.Fixture, conv, text string) string {
 	t.Helper()
 	var id string
-	if err := pgtest.Connect(t, f.DatabaseURL()).QueryRow(context.Background(), `SELECT payload->>'messageId' FROM junior_conversation_events
+	if err := connect(t, f.DatabaseURL()).QueryRow(context.Background(), `SELECT payload->>'messageId' FROM junior_conversation_events
 		WHERE conversation_id = $1 AND type = 'message' AND payload->>'role' = 'assistant' AND payload->>'text' = $2`, conv, text).Scan(&id); err != nil {
 		t.Fatalf("the reply %q of %s: %v", text, conv, err)
 	}
@@ -231,7 +230,7 @@ func TestHistoryOnContinueRefusesAnOpenTurn(t *testing.T) {
 	m.Respond(loop, fakeai.ToolCalls(fakeai.Call("githubIssues", map[string]string{"query": "billing"})))
 	conv := f.Run(fixture.WebMessage("Which issue has the billing rollback plan?"))
 	var before int
-	db := pgtest.Connect(t, f.DatabaseURL())
+	db := connect(t, f.DatabaseURL())
 	db.QueryRow(context.Background(), `SELECT count(*) FROM junior_conversation_events WHERE conversation_id = $1`, conv.ID).Scan(&before)
 	msg := rec.fatal(t, 30*time.Second, "Continue with history on an open turn", func() {
 		conv.Continue(fixture.WebMessage("and the owner?"), fixture.History(fixture.Built(history.WebMessage("a"), history.Reply("b"))))
@@ -256,7 +255,7 @@ func TestBuiltSlackHistoryKeepsItsTS(t *testing.T) {
 	m.Respond(loop, fakeai.Text("March 12."))
 	conv := f.Run(fixture.SlackThreadMessage("when again?"), fixture.History(fixture.Built(
 		history.SlackMention("when is the launch?"), history.Reply("The launch is on March 12."))))
-	rows, err := pgtest.Connect(t, f.DatabaseURL()).Query(context.Background(), `SELECT payload->>'messageId', payload->'meta'->>'slackTs', payload->>'text'
+	rows, err := connect(t, f.DatabaseURL()).Query(context.Background(), `SELECT payload->>'messageId', payload->'meta'->>'slackTs', payload->>'text'
 		FROM junior_conversation_events WHERE conversation_id = $1 AND type = 'message' ORDER BY seq LIMIT 2`, conv.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,59 +10,53 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/agentvcr/agentvcr/schema"
 )
 
 // ErrNotFound is returned for a conversation that does not exist.
 var ErrNotFound = errors.New("no such conversation")
 
-// extraDDL is what the agent needs beyond Junior's tables: scheduled
-// automations and the credentials the OAuth callback stores.
-const extraDDL = `
-CREATE TABLE IF NOT EXISTS agent_automations (
-    id text PRIMARY KEY,
-    team_id text NOT NULL,
-    channel_id text NOT NULL,
-    task text NOT NULL,
-    interval_seconds integer NOT NULL,
-    next_run_at timestamptz NOT NULL
-);
-CREATE TABLE IF NOT EXISTS agent_credentials (
-    subject text NOT NULL,
-    provider text NOT NULL,
-    token text NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (subject, provider)
-);
-`
+// ddl makes the agent's tables: schema.sql is the one place that names
+// them and their columns.
+//
+//go:embed schema.sql
+var ddl string
 
 // Store is the agent's database.
 type Store struct {
 	pool *pgxpool.Pool
 }
 
-// Open connects to url and applies the schema: Junior's tables, then the
-// agent's own. Applying twice is a no-op.
+// Open connects to url and applies the agent's schema (schema.sql) under
+// a lock, so that agents starting at once on one database do not race.
+// Applying twice is a no-op.
 func Open(ctx context.Context, url string) (*Store, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("store: DATABASE_URL: %w", err)
 	}
-	p, err := schema.Lookup(schema.DefaultProfile)
-	if err != nil {
+	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	if err := p.Apply(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	if _, err := pool.Exec(ctx, extraDDL); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("store: apply the agent's tables: %w", err)
-	}
 	return &Store{pool: pool}, nil
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: apply the schema: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('examples/agent schema'))"); err != nil {
+		return fmt.Errorf("store: apply the schema: %w", err)
+	}
+	if _, err := tx.Exec(ctx, ddl); err != nil {
+		return fmt.Errorf("store: apply the schema: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: apply the schema: %w", err)
+	}
+	return nil
 }
 
 // Close closes the pool.
@@ -248,12 +243,4 @@ func (s *Store) Events(ctx context.Context, id string) ([]Event, error) {
 		return nil, fmt.Errorf("store: events of %s: %w", id, err)
 	}
 	return out, nil
-}
-
-// HasKey says whether the conversation has a row with the key.
-func (s *Store) HasKey(ctx context.Context, id, key string) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM junior_conversation_events WHERE conversation_id = $1 AND idempotency_key = $2)`,
-		id, key).Scan(&ok)
-	return ok, err
 }

@@ -1,4 +1,4 @@
-package app
+package turn
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/agentvcr/agentvcr/examples/agent/junior"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
 )
 
@@ -20,8 +21,8 @@ type historyItem struct {
 // currentHistory reads the model history the next call sends: the rows of
 // the newest history_version, after its compaction's replacement when it
 // has one.
-func (a *App) currentHistory(ctx context.Context, id string) ([]historyItem, error) {
-	events, err := a.st.Events(ctx, id)
+func (r *Runner) currentHistory(ctx context.Context, id string) ([]historyItem, error) {
+	events, err := r.st.Events(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (a *App) currentHistory(ctx context.Context, id string) ([]historyItem, err
 				items = append(items, historyItem{r.Item.Type, r.Item.Message})
 			}
 		case "user_message", "assistant_message", "tool_result":
-			m, err := piMessage(e)
+			m, err := junior.ModelMessage(e)
 			if err != nil {
 				return nil, fmt.Errorf("%s seq %d: %w", id, e.Seq, err)
 			}
@@ -62,25 +63,10 @@ func (a *App) currentHistory(ctx context.Context, id string) ([]historyItem, err
 	return items, nil
 }
 
-// piMessage reads a history row's Pi message: encoded in v2 rows, inline
-// in v1 ones.
-func piMessage(e store.Event) (string, error) {
-	if e.SchemaVersion >= 2 {
-		var p struct {
-			Message string `json:"message"`
-		}
-		if err := json.Unmarshal(e.Payload, &p); err != nil {
-			return "", err
-		}
-		return p.Message, nil
-	}
-	return string(e.Payload), nil
-}
-
 // modelHistory is the current history as Anthropic messages: runs of one
 // role merged, thinking left out, tool results as user blocks.
-func (a *App) modelHistory(ctx context.Context, id string) ([]anthropic.MessageParam, error) {
-	items, err := a.currentHistory(ctx, id)
+func (r *Runner) modelHistory(ctx context.Context, id string) ([]anthropic.MessageParam, error) {
+	items, err := r.currentHistory(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +151,8 @@ const summaryPrompt = "Summarize the conversation so far for a colleague who wil
 // compactIfNeeded replaces the history with a summary when what the next
 // call would send exceeds the context window: a compaction row that
 // starts a new history_version, as Junior's replaceHistory does.
-func (a *App) compactIfNeeded(ctx context.Context, t *turnState) error {
-	items, err := a.currentHistory(a.ctx, t.conv)
+func (r *Runner) compactIfNeeded(ctx context.Context, t *turnState) error {
+	items, err := r.currentHistory(r.ctx, t.conv)
 	if err != nil {
 		return err
 	}
@@ -177,20 +163,14 @@ func (a *App) compactIfNeeded(ctx context.Context, t *turnState) error {
 		fmt.Fprintf(&transcript, "%s: %s\n", it.Type, it.Message)
 	}
 	tokens := size / 4
-	if tokens <= a.cfg.ContextWindowTokens || len(items) == 0 {
+	if tokens <= r.cfg.ContextWindowTokens || len(items) == 0 {
 		return nil
 	}
-	summary, err := a.gw.Complete(ctx, summaryPrompt+transcript.String())
+	summary, err := r.gw.Complete(ctx, summaryPrompt+transcript.String())
 	if err != nil {
 		return err
 	}
-	item := map[string]any{"type": "user_message", "message": store.UserText("<conversation-summary>\n"+summary+"\n</conversation-summary>", store.NowMs()),
-		"provenance": map[string]any{"authority": "context"}}
-	a.append(t.conv, store.Row{Type: "compaction", SchemaVersion: 2, NewHistory: true, Payload: map[string]any{
-		"modelProfile": "fast", "modelId": a.cfg.FastModel, "summary": summary,
-		"details": map[string]any{"reason": "capacity", "estimatedInputTokens": tokens, "triggerTokens": a.cfg.ContextWindowTokens,
-			"inputLimitTokens": a.cfg.ContextWindowTokens, "inputMessageCount": len(items), "retainedMessageCount": 0, "summaryChars": len(summary)},
-		"replacementHistory": []any{map[string]any{"item": item}},
-	}})
-	return nil
+	return r.append(t.conv, junior.Compaction(r.cfg.FastModel, summary, store.NowMs(), map[string]any{
+		"reason": "capacity", "estimatedInputTokens": tokens, "triggerTokens": r.cfg.ContextWindowTokens,
+		"inputLimitTokens": r.cfg.ContextWindowTokens, "inputMessageCount": len(items), "retainedMessageCount": 0, "summaryChars": len(summary)}))
 }

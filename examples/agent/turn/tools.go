@@ -1,4 +1,4 @@
-package app
+package turn
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/slack-go/slack"
 
+	"github.com/agentvcr/agentvcr/examples/agent/junior"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
 )
 
@@ -29,7 +29,7 @@ const (
 	toolGitHubIssues = "githubIssues"
 )
 
-func (a *App) tools() []anthropic.ToolUnionParam {
+func (r *Runner) tools() []anthropic.ToolUnionParam {
 	tool := func(name, desc string, props map[string]any, required ...string) anthropic.ToolUnionParam {
 		return anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Name: name, Description: anthropic.String(desc),
 			InputSchema: anthropic.ToolInputSchemaParam{Properties: props, Required: required}}}
@@ -44,8 +44,9 @@ func (a *App) tools() []anthropic.ToolUnionParam {
 
 // callTool runs a tool. It returns the text the model gets and whether
 // it is an error; or, for a tool that needs a credential the user has not
-// given, the authorization the turn now waits for.
-func (a *App) callTool(ctx context.Context, t *turnState, conv store.Conversation, c toolCall) (out string, isErr bool, authorization string) {
+// given, the authorization the turn now waits for; err is a failure of
+// the store, which fails the turn.
+func (r *Runner) callTool(ctx context.Context, t *turnState, conv store.Conversation, c toolCall) (out string, isErr bool, authorization string, err error) {
 	var in struct {
 		URL   string `json:"url"`
 		Query string `json:"query"`
@@ -53,42 +54,40 @@ func (a *App) callTool(ctx context.Context, t *turnState, conv store.Conversatio
 	json.Unmarshal(c.Input, &in)
 	switch c.Name {
 	case toolWebFetch:
-		text, err := a.webFetch(ctx, in.URL)
+		text, err := r.webFetch(ctx, in.URL)
 		if err != nil {
-			return err.Error(), true, ""
+			return err.Error(), true, "", nil
 		}
-		return text, false, ""
+		return text, false, "", nil
 	case toolSlackThread:
 		p := t.inputs[0].Place
 		if p.Channel == "" || p.ThreadTS == "" {
-			return "This conversation is not in a Slack thread.", true, ""
+			return "This conversation is not in a Slack thread.", true, "", nil
 		}
-		msgs, _, _, err := a.slack.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: p.Channel, Timestamp: p.ThreadTS})
+		thread, err := r.slack.Thread(ctx, p.Channel, p.ThreadTS)
 		if err != nil {
-			return "conversations.replies: " + err.Error(), true, ""
+			return err.Error(), true, "", nil
 		}
-		var b strings.Builder
-		for _, m := range msgs {
-			fmt.Fprintf(&b, "<@%s> (%s): %s\n", m.User, m.Timestamp, m.Text)
-		}
-		return b.String(), false, ""
+		return thread, false, "", nil
 	case toolGitHubIssues:
 		subject := t.inputs[0].Author.UserID
-		token, err := a.st.Credential(ctx, subject, "github")
+		token, err := r.st.Credential(ctx, subject, "github")
 		if err != nil {
-			return err.Error(), true, ""
+			return err.Error(), true, "", nil
 		}
 		if token == "" {
-			return "", false, a.requestAuthorization(ctx, t, conv, subject)
+			authz, err := r.requestAuthorization(ctx, t, conv, subject)
+			return "", false, authz, err
 		}
-		return a.githubIssues(ctx, token, in.Query)
+		out, isErr := r.githubIssues(ctx, token, in.Query)
+		return out, isErr, "", nil
 	}
-	return fmt.Sprintf("unknown tool %q", c.Name), true, ""
+	return fmt.Sprintf("unknown tool %q", c.Name), true, "", nil
 }
 
 // webFetch GETs a public page with the agent's user agent, at most 256
 // KiB of it, within 8 s.
-func (a *App) webFetch(ctx context.Context, raw string) (string, error) {
+func (r *Runner) webFetch(ctx context.Context, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("webFetch: %q is not an http(s) URL", raw)
@@ -101,7 +100,7 @@ func (a *App) webFetch(ctx context.Context, raw string) (string, error) {
 	}
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := a.http.Do(req)
+	resp, err := r.http.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("webFetch %s: %w", u.Redacted(), err)
 	}
@@ -116,55 +115,52 @@ func (a *App) webFetch(ctx context.Context, raw string) (string, error) {
 	return string(b), nil
 }
 
-func (a *App) githubIssues(ctx context.Context, token, query string) (string, bool, string) {
+func (r *Runner) githubIssues(ctx context.Context, token, query string) (string, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.cfg.GitHubAPI, "/")+"/search/issues?q="+url.QueryEscape(query), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(r.cfg.GitHubAPI, "/")+"/search/issues?q="+url.QueryEscape(query), nil)
 	if err != nil {
-		return err.Error(), true, ""
+		return err.Error(), true
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.github+json")
-	resp, err := a.http.Do(req)
+	resp, err := r.http.Do(req)
 	if err != nil {
-		return "GitHub: " + err.Error(), true, ""
+		return "GitHub: " + err.Error(), true
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256<<10))
 	if resp.StatusCode != http.StatusOK {
-		return "GitHub: " + resp.Status, true, ""
+		return "GitHub: " + resp.Status, true
 	}
-	return string(b), false, ""
+	return string(b), false
 }
 
 // requestAuthorization writes the authorization_requested row, sends the
 // user a private link (an ephemeral Slack message, or the web's pending
 // messages) and returns the authorization id the turn waits for.
-func (a *App) requestAuthorization(ctx context.Context, t *turnState, conv store.Conversation, subject string) string {
+func (r *Runner) requestAuthorization(ctx context.Context, t *turnState, conv store.Conversation, subject string) (string, error) {
 	b := make([]byte, 12)
 	rand.Read(b)
 	id := "authz_" + hex.EncodeToString(b)
-	link := a.authorizationURL(id)
-	a.append(t.conv, store.Row{Type: "authorization_requested", Payload: map[string]any{
-		"kind": "plugin", "provider": "github", "actorId": subject, "authorizationId": id, "delivery": "private_link_sent"}})
+	link := r.authorizationURL(id)
+	if err := r.append(t.conv, junior.AuthorizationRequested("github", subject, id)); err != nil {
+		return "", err
+	}
 	if p := t.inputs[0].Place; p.Channel != "" && t.inputs[0].Surface == "slack" {
-		opts := []slack.MsgOption{slack.MsgOptionText("Connect GitHub to continue: "+link, false)}
-		if p.ThreadTS != "" {
-			opts = append(opts, slack.MsgOptionTS(p.ThreadTS))
-		}
-		if _, err := a.slack.PostEphemeralContext(ctx, p.Channel, subject, opts...); err != nil {
-			a.logf(0, "turn %s: chat.postEphemeral: %v", t.turnID, err)
+		if err := r.slack.PostPrivate(ctx, p.Channel, p.ThreadTS, subject, "Connect GitHub to continue: "+link); err != nil {
+			r.logf(0, "turn %s: chat.postEphemeral: %v", t.turnID, err)
 		}
 	}
-	a.mu.Lock()
-	a.pending[conv.ID] = pendingAuth{id: id, url: link}
-	a.mu.Unlock()
-	return id
+	r.mu.Lock()
+	r.pending[conv.ID] = pendingAuth{id: id, url: link}
+	r.mu.Unlock()
+	return id, nil
 }
 
-func (a *App) authorizationURL(id string) string {
+func (r *Runner) authorizationURL(id string) string {
 	q := url.Values{"client_id": {"junior-example"}, "state": {id},
-		"redirect_uri": {strings.TrimSuffix(a.cfg.PublicURL, "/") + "/api/oauth/callback/github"}}
+		"redirect_uri": {strings.TrimSuffix(r.cfg.PublicURL, "/") + "/api/oauth/callback/github"}}
 	return "https://github.com/login/oauth/authorize?" + q.Encode()
 }
 

@@ -1,0 +1,188 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentvcr/agentvcr/examples/agent/junior"
+	"github.com/agentvcr/agentvcr/examples/agent/store"
+	"github.com/agentvcr/agentvcr/examples/agent/turn"
+)
+
+// internal guards the heartbeat: the scheduler secret as a bearer.
+func (a *App) internal(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !bearer(r, a.cfg.SchedulerSecret) {
+			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_SCHEDULER_SECRET")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// admin guards the routes a test drives the agent with: off unless
+// AGENT_ADMIN_SECRET is set, then that secret as a bearer.
+func (a *App) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.AdminSecret == "" {
+			writeError(w, http.StatusNotFound, "this route is off: set AGENT_ADMIN_SECRET to turn it on")
+			return
+		}
+		if !a.adminCaller(r) {
+			writeError(w, http.StatusUnauthorized, "send Authorization: Bearer $AGENT_ADMIN_SECRET")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (a *App) adminCaller(r *http.Request) bool {
+	return a.cfg.AdminSecret != "" && bearer(r, a.cfg.AdminSecret)
+}
+
+func bearer(r *http.Request, secret string) bool {
+	got := r.Header.Get("Authorization")
+	return subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+secret)) == 1
+}
+
+// heartbeat is GET /api/internal/heartbeat: 202, then each due
+// automation starts a turn that posts to its channel.
+func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
+	a.goBackground(func(ctx context.Context) {
+		due, err := a.st.TakeDue(ctx, time.Now())
+		if err != nil {
+			a.logf(slog.LevelError, "heartbeat: %v", err)
+			return
+		}
+		for _, au := range due {
+			run := time.Now().UnixMilli()
+			id := fmt.Sprintf("local:scheduler:%s:%d", au.ID, run)
+			msgID := fmt.Sprintf("scheduler-%s-%d", au.ID, run)
+			src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": au.TeamID, "channelId": au.ChannelID})
+			payload := map[string]any{"meta": map[string]any{"author": map[string]any{"isBot": true, "userName": "scheduler"}, "source": "scheduler"},
+				"role": "user", "text": au.Task, "messageId": msgID}
+			if _, err := a.st.Create(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src},
+				junior.Message(msgID, payload)); err != nil {
+				a.logf(slog.LevelError, "heartbeat: %v", err)
+				continue
+			}
+			a.turns.Enqueue(id, turn.Input{MessageID: msgID, Text: au.Task, Surface: "scheduler", Payload: payload,
+				Author: turn.Author{UserID: "scheduler", UserName: "scheduler", Platform: "system"},
+				Place:  turn.Place{Channel: au.ChannelID, TeamID: au.TeamID}})
+		}
+	})
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
+}
+
+// idle is GET /api/internal/idle: whether the agent has nothing to do (no
+// queued input, no running turn, no background work). A turn waiting for
+// an authorization or held in the queue does not count as work.
+func (a *App) idle(w http.ResponseWriter, r *http.Request) {
+	q := a.turns.Queue()
+	a.mu.Lock()
+	background := a.background
+	a.mu.Unlock()
+	busy := map[string]int{}
+	for _, it := range q.Items {
+		busy[it.Kind]++
+	}
+	// Inputs behind a turn that waits for an authorization wait with it.
+	// A held queue, or a held paused turn, waits for the test: idle.
+	paused := busy["paused"]
+	if q.HoldPaused {
+		paused = 0
+	}
+	idle := background == 0 && busy["running"] == 0 && (q.Held || busy["input"]+paused == 0)
+	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
+		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": q.Held, "holdPaused": q.HoldPaused})
+}
+
+// queue is GET /api/internal/queue: what waits and what runs.
+func (a *App) queue(w http.ResponseWriter, r *http.Request) {
+	q := a.turns.Queue()
+	if q.Items == nil {
+		q.Items = []turn.QueueItem{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"held": q.Held, "holdPaused": q.HoldPaused, "items": q.Items})
+}
+
+// holdQueue holds the queue (no queued input or paused turn starts), or
+// with ?only=paused holds only paused turns; or releases both.
+func (a *App) holdQueue(hold bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		only := r.URL.Query().Get("only")
+		if only != "" && (only != "paused" || !hold) {
+			writeError(w, http.StatusBadRequest, `only=paused holds paused turns alone; release lets everything go`)
+			return
+		}
+		if hold {
+			a.turns.Hold(only == "paused")
+		} else {
+			a.turns.Release()
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// conversations is GET /api/internal/conversations?since=RFC3339: the
+// conversations made since then, for a test to find the one a heartbeat
+// started.
+func (a *App) conversations(w http.ResponseWriter, r *http.Request) {
+	since, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("since"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "since must be an RFC 3339 time: "+err.Error())
+		return
+	}
+	list, err := a.st.ConversationsSince(r.Context(), since)
+	if err != nil {
+		a.internalError(w, err)
+		return
+	}
+	if list == nil {
+		list = []store.Started{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
+}
+
+// addAutomation is POST /api/internal/automations: schedule a task that
+// posts to a Slack channel, first due at nextRunAt (default now).
+func (a *App) addAutomation(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID              string    `json:"id"`
+		TeamID          string    `json:"teamId"`
+		ChannelID       string    `json:"channelId"`
+		Task            string    `json:"task"`
+		IntervalSeconds int       `json:"intervalSeconds"`
+		NextRunAt       time.Time `json:"nextRunAt"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil ||
+		body.ID == "" || body.ChannelID == "" || strings.TrimSpace(body.Task) == "" || body.IntervalSeconds <= 0 || body.IntervalSeconds > 366*86400 {
+		writeError(w, http.StatusBadRequest, `the body must be {"id", "teamId", "channelId", "task", "intervalSeconds" (1 to a year), "nextRunAt"?}`)
+		return
+	}
+	if strings.ContainsRune(body.ID+body.TeamID+body.ChannelID+body.Task, 0) {
+		writeError(w, http.StatusBadRequest, "a field holds a NUL character")
+		return
+	}
+	if body.NextRunAt.IsZero() {
+		body.NextRunAt = time.Now()
+	}
+	err := a.st.AddAutomation(r.Context(), store.Automation{ID: body.ID, TeamID: body.TeamID, ChannelID: body.ChannelID,
+		Task: body.Task, Interval: time.Duration(body.IntervalSeconds) * time.Second}, body.NextRunAt)
+	if errors.Is(err, store.ErrExists) {
+		writeError(w, http.StatusConflict, "automation "+body.ID+" exists")
+		return
+	}
+	if err != nil {
+		a.internalError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
