@@ -14,10 +14,9 @@ import (
 	"github.com/agentvcr/agentvcr/examples/agent/agentcatalog"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
-	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(fixture.Main(m)) }
 
 func newCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()

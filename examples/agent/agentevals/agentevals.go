@@ -5,13 +5,13 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentvcr/agentvcr/evals"
+	"github.com/agentvcr/agentvcr/examples/agent/agenttest"
 	agent "github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/pricing"
@@ -23,7 +23,7 @@ var files embed.FS
 // The models the agent uses by default and in the "haiku" variant, as
 // the gateway names them.
 const (
-	Sonnet = "anthropic/claude-sonnet-4.5"
+	Sonnet = agent.DefaultAgentModel
 	Haiku  = "anthropic/claude-haiku-4.5"
 )
 
@@ -70,25 +70,10 @@ func Answers(gatewayKey string, opts ...fixture.Option) evals.Eval {
 	}
 }
 
-// App is the reference agent, in-process, as a fixture starts it.
+// App is the reference agent, in-process, as a fixture starts it, calling
+// the model through the AI gateway with gatewayKey.
 func App(gatewayKey string) fixture.App {
-	env := map[string]string{"SLACK_SIGNING_SECRET": "eval-signing-secret", "SLACK_BOT_TOKEN": "xoxb-eval",
-		"AI_GATEWAY_API_KEY": gatewayKey, "AGENT_SCHEDULER_SECRET": "eval-scheduler-secret", "AGENT_ADMIN_SECRET": "eval-admin-secret"}
-	return fixture.App{
-		Name: "examples/agent", Env: env, Routes: Routes(), BotName: "junior-example", Model: Sonnet,
-		SlackSigningSecret: env["SLACK_SIGNING_SECRET"], SchedulerSecret: env["AGENT_SCHEDULER_SECRET"], AdminSecret: env["AGENT_ADMIN_SECRET"],
-		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
-			cfg, err := agent.FromEnv(func(k string) string { return env[k] })
-			if err != nil {
-				return nil, nil, err
-			}
-			a, err := agent.New(ctx, cfg, nil)
-			if err != nil {
-				return nil, nil, err
-			}
-			return a.Handler(), a.Close, nil
-		},
-	}
+	return agenttest.App(map[string]string{"AI_GATEWAY_API_KEY": gatewayKey})
 }
 
 // Grade scores an attempt from its end state: the delivered reply (in

@@ -13,10 +13,9 @@ import (
 	"github.com/agentvcr/agentvcr/examples/agent/agentevals"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
-	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(fixture.Main(m)) }
 
 // answerKey is what the scripted model answers each case: right on six,
 // wrong on four; the thread question is answered after reading the

@@ -12,13 +12,9 @@ import (
 // internal packages, which a user's module cannot import.
 func TestTheAgentsTestsUseOnlyThePublicAPI(t *testing.T) {
 	const module = "github.com/agentvcr/agentvcr/"
-	pkgs := []string{"examples/agent", "examples/agent/app", "examples/agent/agenttest", "examples/agent/junior",
-		"examples/agent/llm", "examples/agent/slackio", "examples/agent/store", "examples/agent/turn", "examples/agent/fixturetest"}
-	args := []string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`}
-	for _, p := range pkgs {
-		args = append(args, module+p)
-	}
-	out, err := exec.Command("go", args...).CombinedOutput()
+	// Every package of the example, its programs and their tests.
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`,
+		module+"examples/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -34,7 +30,7 @@ func TestTheAgentsTestsUseOnlyThePublicAPI(t *testing.T) {
 			fixtureUsers++
 		}
 	}
-	if fixtureUsers < 3 {
-		t.Errorf("%d of the agent's packages drive it with the fixture; want the tests of its app, its store and fixturetest to", fixtureUsers)
+	if fixtureUsers < 5 {
+		t.Errorf("%d of the example's packages drive it with the fixture; want the tests of its app, its store, fixturetest, agentevals and agentcatalog to", fixtureUsers)
 	}
 }
