@@ -2,7 +2,6 @@ package catalogcmd_test
 
 import (
 	"flag"
-	"strings"
 	"testing"
 
 	"github.com/agentvcr/agentvcr/catalog"
@@ -17,16 +16,5 @@ var update = flag.Bool("update", false, "rewrite docs/cli's catalog page from th
 // fails this test until the page is made again.
 func TestTheCLIReferenceIsCurrent(t *testing.T) {
 	root := catalogcmd.Command(&catalog.Catalog{}, catalog.EnvResolver(func(string) string { return "" }))
-	if *update {
-		if err := clidoc.Update(root, "../../docs/cli"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stale, err := clidoc.Stale(root, "../../docs/cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stale) > 0 {
-		t.Fatalf("docs/cli is stale for %s: run go generate ./catalog/catalogcmd (go test ./catalog/catalogcmd -run TestTheCLIReferenceIsCurrent -update)", strings.Join(stale, ", "))
-	}
+	clidoc.Test(t, root, "../../docs/cli", "./catalog/catalogcmd", *update)
 }

@@ -15,16 +15,5 @@ var update = flag.Bool("update", false, "rewrite docs/cli's recorder pages from 
 // a command fails this test until the pages are made again.
 func TestTheCLIReferenceIsCurrent(t *testing.T) {
 	root := newRoot(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
-	if *update {
-		if err := clidoc.Update(root, "../../docs/cli"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stale, err := clidoc.Stale(root, "../../docs/cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stale) > 0 {
-		t.Fatalf("docs/cli is stale for %s: run go generate ./cmd/recorder (go test ./cmd/recorder -run TestTheCLIReferenceIsCurrent -update)", strings.Join(stale, ", "))
-	}
+	clidoc.Test(t, root, "../../docs/cli", "./cmd/recorder", *update)
 }

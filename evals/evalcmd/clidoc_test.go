@@ -2,7 +2,6 @@ package evalcmd_test
 
 import (
 	"flag"
-	"strings"
 	"testing"
 
 	"github.com/agentvcr/agentvcr/evals/evalcmd"
@@ -16,16 +15,5 @@ var update = flag.Bool("update", false, "rewrite docs/cli's eval page from the c
 // fails this test until the page is made again.
 func TestTheCLIReferenceIsCurrent(t *testing.T) {
 	root := evalcmd.Command()
-	if *update {
-		if err := clidoc.Update(root, "../../docs/cli"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stale, err := clidoc.Stale(root, "../../docs/cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stale) > 0 {
-		t.Fatalf("docs/cli is stale for %s: run go generate ./evals/evalcmd (go test ./evals/evalcmd -run TestTheCLIReferenceIsCurrent -update)", strings.Join(stale, ", "))
-	}
+	clidoc.Test(t, root, "../../docs/cli", "./evals/evalcmd", *update)
 }

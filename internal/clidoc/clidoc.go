@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -119,4 +120,23 @@ func committed(root *cobra.Command, dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// Test is a command's test of its pages in dir: with update it rewrites
+// them first; then it fails t, naming the stale pages and pkg, the
+// package whose go generate makes them again.
+func Test(t testing.TB, root *cobra.Command, dir, pkg string, update bool) {
+	t.Helper()
+	if update {
+		if err := Update(root, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, err := Stale(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stale) > 0 {
+		t.Fatalf("docs/cli is stale for %s: run go generate %s (go test %s -run TestTheCLIReferenceIsCurrent -update)", strings.Join(stale, ", "), pkg, pkg)
+	}
 }
