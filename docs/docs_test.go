@@ -126,20 +126,20 @@ func TestLinksResolve(t *testing.T) {
 type block struct {
 	line int    // the line of its first line of code
 	code string // what is between the fences
-	wrap string // the parameters of the function it is the body of, or ""
+	wrap string // the signature of the function it is the body of, or ""
 }
 
 // wrapMarker, on the line before a ```go fence, makes the block a function
-// body: the test compiles it as `func _(PARAMS) { BLOCK }`, so a fragment
-// can use values it does not declare:
+// body: the test compiles it as `func _(PARAMS) RESULTS { BLOCK }`, so a
+// fragment can use values it does not declare and return:
 //
-//	<!-- go: func(t *testing.T, transport *http.Transport) -->
+//	<!-- go: func(transport *http.Transport) error -->
 //
 // A block without it is a file: declarations, optionally with a package
 // clause and imports. Either way the imports a block leaves out are added
 // from the names it uses (the standard packages in stdImports and every
 // package of this module whose name is not ambiguous).
-var wrapMarker = regexp.MustCompile(`^<!-- go: func(\(.*\)) -->$`)
+var wrapMarker = regexp.MustCompile(`^<!-- go: func(\(.*) -->$`)
 
 func goBlocks(text string) []block {
 	var (
