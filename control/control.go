@@ -27,11 +27,13 @@ import (
 // call needs "Authorization: Bearer <token>"; calls from anywhere but
 // loopback are refused. Times are milliseconds; a list is [] when empty,
 // never null. Errors are {"error": "..."} with a 4xx status, and those
-// about a call's form name the README section that describes it.
+// about a call's form name the section of docs/proxy.md that describes
+// it.
 //
 // Its routes, with their bodies and answers, are the OpenAPI 3.1 document
 // it serves at GET /v1/openapi.json (control/openapi.json), from which
-// clients in other languages are typed; README.md#control-api lists them.
+// clients in other languages are typed; docs/proxy.md#control-api lists
+// them.
 func New(token string, p *proxy.Proxy, sm *slack.Mock, model *fakeai.Model) http.Handler {
 	mux := (&api{p: p, slack: sm, fake: model}).routes().mux
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,13 +67,13 @@ func New(token string, p *proxy.Proxy, sm *slack.Mock, model *fakeai.Model) http
 	})
 }
 
-// The README sections the control API's errors point to: a client in any
+// The sections of the manual the control API's errors point to: a client in any
 // language can follow them, where a Go symbol would mean nothing.
 const (
-	docControl = "README.md#control-api"
-	docEvents  = "README.md#progress-events-and-holds"
-	docFaults  = "README.md#faults"
-	docFake    = "README.md#the-scripted-model"
+	docControl = "docs/proxy.md#control-api"
+	docEvents  = "docs/proxy.md#progress-events-and-holds"
+	docFaults  = "docs/proxy.md#faults"
+	docFake    = "docs/proxy.md#the-scripted-model"
 )
 
 // openAPI is the control API's OpenAPI 3.1 document: its routes, bodies
@@ -269,7 +271,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// badRequest answers 400 with msg and the README section that says what
+// badRequest answers 400 with msg and the manual's section that says what
 // the call takes.
 func badRequest(w http.ResponseWriter, msg, doc string) {
 	writeError(w, http.StatusBadRequest, msg+"; see "+doc)

@@ -413,10 +413,10 @@ func TestHoldLimitPerSubscription(t *testing.T) {
 	}
 }
 
-// An error about a call's form names the README section that describes
-// the call, and the section is there.
-func TestControlErrorsNameTheReadme(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// An error about a call's form names the section of docs/proxy.md that
+// describes the call, and the section is there.
+func TestControlErrorsNameTheManual(t *testing.T) {
+	readme, err := os.ReadFile("../docs/proxy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,8 +425,8 @@ func TestControlErrorsNameTheReadme(t *testing.T) {
 		anchors[githubAnchor(m[1])] = true
 	}
 	for _, doc := range []string{docControl, docEvents, docFaults, docFake} {
-		if !anchors[strings.TrimPrefix(doc, "README.md#")] {
-			t.Errorf("%s: the README has no such section", doc)
+		if !anchors[strings.TrimPrefix(doc, "docs/proxy.md#")] {
+			t.Errorf("%s: docs/proxy.md has no such section", doc)
 		}
 	}
 	p, _ := fakeProxy(t, nil)
@@ -466,29 +466,29 @@ func githubAnchor(heading string) string {
 	return b.String()
 }
 
-// The README's table of the control API lists every route the router
+// The manual's table of the control API lists every route the router
 // serves, and none it does not.
-func TestReadmeListsEveryRoute(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestManualListsEveryRoute(t *testing.T) {
+	readme, err := os.ReadFile("../docs/proxy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Control API\n")
+	_, section, ok := strings.Cut(string(readme), "\n## Control API\n")
 	if !ok {
-		t.Fatal("the README has no Control API section")
+		t.Fatal("docs/proxy.md has no Control API section")
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n## ")
 	listed := map[string]bool{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z]+) (/[^`? ]+)").FindAllStringSubmatch(section, -1) {
 		listed[m[1]+" "+m[2]] = true
 	}
 	for _, pattern := range (&api{}).routes().patterns {
 		if !listed[pattern] {
-			t.Errorf("the README's Control API table does not list %s", pattern)
+			t.Errorf("docs/proxy.md's Control API table does not list %s", pattern)
 		}
 		delete(listed, pattern)
 	}
 	for r := range listed {
-		t.Errorf("the README's Control API table lists %s, which the control API does not serve", r)
+		t.Errorf("docs/proxy.md's Control API table lists %s, which the control API does not serve", r)
 	}
 }

@@ -217,7 +217,7 @@ func TestFakeModelScriptedOverTheControlAPIWithCurl(t *testing.T) {
 		}
 		return body
 	}
-	// The README's example.
+	// docs/proxy.md's example.
 	curl(204, "-d", `{"agent":{"name":"support","tools":["lookup"]},"responses":[{"toolCalls":[{"name":"lookup","input":{"q":"deploy"}}],"then":{"text":"It went out at 14:02."}}]}`,
 		ctl.URL+"/v1/fakeai/respond")
 	curl(204, "-d", `{"name":"deploy question"}`, ctl.URL+"/v1/scopes")

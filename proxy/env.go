@@ -97,7 +97,7 @@ func EnvCaveats(allow []string) []string {
 		list := strings.Join(loopback, ", ")
 		caveats = append(caveats,
 			"Go's net/http never sends localhost or a loopback address through a proxy (ProxyFromEnvironment): a Go agent reaches "+list+
-				" directly, unrecorded, unless its transport's Proxy is set (README, \"Put an agent behind it\")",
+				" directly, unrecorded, unless its transport's Proxy is set (docs/proxy.md, \"Put an agent behind it\")",
 			"NO_PROXY matches hosts, not ports: other services on the host of "+list+" go to the proxy too, which refuses them unless allowed")
 	}
 	return caveats

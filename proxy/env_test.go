@@ -28,7 +28,7 @@ import (
 const goClientVar = "AGENTVCR_TEST_GO_GET"
 
 // goClientLoopbackVar makes the Go agent send loopback origins through
-// HTTPS_PROXY too, as the README tells a Go agent to.
+// HTTPS_PROXY too, as docs/proxy.md tells a Go agent to.
 const goClientLoopbackVar = "AGENTVCR_TEST_GO_PROXY_LOOPBACK"
 
 func TestMain(m *testing.M) {
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 func goClient(u string, proxyLoopback bool) int {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if proxyLoopback {
-		// The README's snippet: ProxyFromEnvironment never proxies
+		// docs/proxy.md's snippet: ProxyFromEnvironment never proxies
 		// localhost or a loopback address.
 		proxyURL, err := url.Parse(os.Getenv("HTTPS_PROXY"))
 		if err != nil {
@@ -290,8 +290,8 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 		// address: through the environment alone, a name that is not.
 		{"go ProxyFromEnvironment, https " + aliasHost, w.url("https", aliasHost), goEnv(false), goGet},
 		{"go ProxyFromEnvironment, http " + aliasHost, w.url("http", aliasHost), goEnv(false), goGet},
-		{"go with the README's loopback proxy, https localhost", w.url("https", "localhost"), goEnv(true), goGet},
-		{"go with the README's loopback proxy, https 127.0.0.1", w.url("https", "127.0.0.1"), goEnv(true), goGet},
+		{"go with the manual's loopback proxy, https localhost", w.url("https", "localhost"), goEnv(true), goGet},
+		{"go with the manual's loopback proxy, https 127.0.0.1", w.url("https", "127.0.0.1"), goEnv(true), goGet},
 	}
 	t.Run("runtimes", func(t *testing.T) {
 		for i, tt := range tests {

@@ -90,7 +90,7 @@
         'NODE_USE_ENV_PROXY=1, and never with an Agent a library makes itself';
     warnOnce(origin, `agentvcr: WARNING: ${what} connection to ${origin} went around the proxy ` +
       `(to ${socket.remoteAddress}:${socket.remotePort}, not ${Object.values(proxies).map((u) => u.host).join(' or ')}): ` +
-      `it may have reached the real service, unrecorded. ${why}; see "Put an agent behind it" in the agentvcr README.`);
+      `it may have reached the real service, unrecorded. ${why}; see "Put an agent behind it" in agentvcr's docs/proxy.md.`);
   };
   dc.subscribe('undici:client:connected', ({ connectParams: c, socket }) => {
     checkDirect('fetch (undici)', c.protocol, c.hostname, Number(c.port) || defaultPort(c.protocol), socket);

@@ -12,7 +12,7 @@ import (
 // the npm packages the Node tests require; a test never installs them.
 const nodeModules = "testdata/node/node_modules"
 
-// TestNodeUndiciSnippet runs the README's snippet for a program that sets
+// TestNodeUndiciSnippet runs docs/proxy.md's snippet for a program that sets
 // fetch's dispatcher itself (undici's EnvHttpProxyAgent) on the machine's
 // Node, with the environment Env hands out, with and without the preload
 // it loads: the request reaches the origin through the proxy, never

@@ -260,7 +260,7 @@ func repositoryProse(t *testing.T) []string {
 		flush()
 	}
 	add(string(readme), false)
-	// Markdown under docs/, once the README is split there.
+	// The pages of the manual under docs/.
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	more, _ := filepath.Glob(filepath.Join(root, "docs", "*", "*.md"))
 	for _, path := range append(docs, more...) {

@@ -104,7 +104,7 @@ none loses another's recordings.
 The control API (loopback, bearer token) opens and ends test scopes,
 streams progress events (GET /v1/events?hold=...) and releases holds,
 queues faults (POST /v1/faults), and seeds and reads the Slack mock; the
-README lists every call.`,
+docs/proxy.md lists every call.`,
 		Example: `  recorder proxy --dir recordings/cassettes
   recorder proxy --mode replay --allow https://api.example.com --timing realtime
   recorder proxy --config proxy.yaml --listen 127.0.0.1:8899

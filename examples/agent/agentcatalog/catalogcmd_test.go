@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,5 +56,29 @@ func TestTheCatalogsCommandLine(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("a run without its key wrote results: %v", err)
+	}
+}
+
+// The catalog program's --list prints what docs/catalog.md shows,
+// fingerprints aside (they change with the sources).
+func TestTheManualsCatalogListing(t *testing.T) {
+	page, err := os.ReadFile("../../../docs/catalog.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = "--profile haiku --reps 3\n```\n\n```\n"
+	_, shown, ok := strings.Cut(string(page), before)
+	if !ok {
+		t.Fatal("docs/catalog.md has no catalog listing")
+	}
+	shown, _, _ = strings.Cut(shown, "```")
+	code, stdout, stderr := catalogCommand(t, "--list")
+	if code != 0 {
+		t.Fatalf("--list: exit %d: %s", code, stderr)
+	}
+	fingerprint := regexp.MustCompile(`sha256:[0-9a-f]{16}`)
+	mask := func(s string) string { return fingerprint.ReplaceAllString(s, "sha256:…") }
+	if mask(stdout) != mask(shown) {
+		t.Fatalf("--list:\n%s\ndocs/catalog.md:\n%s", stdout, shown)
 	}
 }

@@ -1,4 +1,4 @@
-// The README's snippet for a Node program that sets fetch's dispatcher
+// docs/proxy.md's snippet for a Node program that sets fetch's dispatcher
 // itself: undici's EnvHttpProxyAgent reads HTTPS_PROXY and NO_PROXY, and
 // Node trusts the proxy's CA through NODE_EXTRA_CA_CERTS.
 const { EnvHttpProxyAgent, setGlobalDispatcher } = require('undici');

@@ -12,8 +12,9 @@ import (
 	"github.com/agentvcr/agentvcr/pricing"
 )
 
-// supportEval is the README's eval, word for word but for the app (the
-// reference agent) and the cases file, and with the model from up.
+// supportEval is an eval graded from the Slack thread, as docs/evals.md
+// shows one (which go test ./docs compiles), here over the reference
+// agent, a cases file of the test's and the model from up.
 func supportEval(up *fakeai.Server, cases string) evals.Eval {
 	supportApp := agentevals.App
 	e := evals.Eval{
@@ -44,7 +45,9 @@ func supportEval(up *fakeai.Server, cases string) evals.Eval {
 	return e
 }
 
-func TestTheREADMEsEval(t *testing.T) {
+// A graded eval with a variant runs end to end under a cost ceiling, and
+// its means and difference are the answer key's.
+func TestASupportEvalWithAVariant(t *testing.T) {
 	up := fakeai.NewServer(t)
 	scriptTurns(up, 4) // two cases, the baseline and the variant
 	refund := fakeai.Agent{Name: "refund", Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), "refund") }}
@@ -58,7 +61,7 @@ func TestTheREADMEsEval(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// "billing" is lower case in the case, "Billing" in the answers: the
-	// README's grader is strict about it, and both variants score 0.5.
+	// grader is strict about it, and both variants score 0.5.
 	if strings.Count(stdout, "correct  binary  0.500") != 2 || !strings.Contains(stdout, "correct  0.500     0.500    +0.000") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
