@@ -401,7 +401,13 @@ func TestLoad(t *testing.T) {
 	var hits atomic.Int64
 	up := providers(&hits)
 	defer up.Close()
-	p, hc := front(t, up, ModePassthrough, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+	dir := t.TempDir()
+	p, hc := frontWith(t, up, func(p *Proxy) {
+		p.Mode, p.Dir, p.Rules = ModePassthrough, dir, []Rule{{Name: "model", URLPrefix: up.URL + "/"}}
+		// 200 requests at once on a busy machine wait for their
+		// headers longer than the 2 s a test's single request is given.
+		p.Upstream.(*http.Transport).ResponseHeaderTimeout = time.Minute
+	})
 	hc.Transport.(*http.Transport).MaxIdleConnsPerHost = 200
 	var mu sync.Mutex
 	byRequest := map[int64][]EventType{}
