@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/pgerr"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/pricing"
 	"github.com/agentvcr/agentvcr/proxy"
@@ -338,7 +339,7 @@ func reachable(ctx context.Context, url string) error {
 	conn, err := pgx.Connect(cctx, url)
 	if err != nil {
 		// Not a bad config: a server that is down, or not yet up.
-		return fmt.Errorf("the database server (--database-url): %w", err)
+		return fmt.Errorf("the database server (--database-url): %w", pgerr.Once(err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var create bool

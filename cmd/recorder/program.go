@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -72,7 +74,7 @@ func newProgramCmd(e *env, name, dir string) *cobra.Command {
 			if len(args) == 0 {
 				return cli.Usagef("recorder %s needs the program to run: its Go package (recorder %s ./cmd/%s --list) or a built binary, followed by the program's arguments", name, name, dir)
 			}
-			return runProgram(cmd.Context(), e, args[0], args[1:])
+			return runProgram(cmd.Context(), e, name, args[0], args[1:])
 		},
 	}
 	// Flags after PKG are the program's, not recorder's.
@@ -82,12 +84,12 @@ func newProgramCmd(e *env, name, dir string) *cobra.Command {
 
 // runProgram runs target (a built binary, or a Go package it builds
 // first) with args, passing stdio, signals and the exit code through.
-func runProgram(ctx context.Context, e *env, target string, args []string) error {
+func runProgram(ctx context.Context, e *env, name, target string, args []string) error {
 	bin, err := filepath.Abs(target)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(bin); err != nil || !st.Mode().IsRegular() {
+	if st, statErr := os.Stat(bin); statErr != nil || !st.Mode().IsRegular() {
 		dir, err := os.MkdirTemp("", "agentvcr-program-")
 		if err != nil {
 			return err
@@ -98,7 +100,13 @@ func runProgram(ctx context.Context, e *env, target string, args []string) error
 		if errors.Is(err, exec.ErrNotFound) {
 			return fmt.Errorf("building %s needs the go command, which is not on PATH: install Go, or pass a built binary", target)
 		}
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(statErr, fs.ErrNotExist):
+			// Neither a file nor a package: the argument is wrong.
+			return cli.Usagef("%s: no such file or directory, and not a package go build can find (recorder %s PKG|BINARY):\n%s", target, name, bytes.TrimSpace(out))
+		case err != nil && bytes.Contains(out, []byte("go.mod file not found")):
+			return fmt.Errorf("go build %s: %w: go builds a package from inside its module: run recorder from the module's root\n%s", target, err, out)
+		case err != nil:
 			return fmt.Errorf("go build %s: %w\n%s", target, err, out)
 		}
 	}
@@ -107,6 +115,7 @@ func runProgram(ctx context.Context, e *env, target string, args []string) error
 	// too, which it would take for a second Ctrl-C, quitting at once.
 	child := exec.Command(bin, args...)
 	child.Stdin, child.Stdout, child.Stderr = e.stdin, e.stdout, e.stderr
+	child.Env = append(os.Environ(), cli.InvocationEnv+"=recorder "+name+" "+target)
 	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

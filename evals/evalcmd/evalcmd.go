@@ -40,7 +40,12 @@ func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
+	// The catalog package's errors start with "catalog: " already.
+	if msg, prefix := err.Error(), cmd.Name()+": "; strings.HasPrefix(msg, prefix) {
+		fmt.Fprintln(stderr, msg)
+	} else {
+		fmt.Fprintf(stderr, "%s%s\n", prefix, msg)
+	}
 	if ctx.Err() != nil {
 		return cli.ExitInterrupted
 	}
