@@ -28,9 +28,11 @@ build's output is shown if it fails), or BINARY a program already built.
 Every argument after it is the program's: --list, --dry-run, --reps,
 --variant, --max-cost-usd, --json... ("recorder eval PKG --help" lists them).
 
-The program gets recorder's standard input and output, Ctrl-C (SIGINT or
-SIGTERM) is passed on to it (a first one stops the run gracefully, a second
-at once), and recorder exits with its exit code.`
+The program runs in the working directory (recorder does not change it),
+where it reads the cases files its evals name by a relative path: run it
+from your module's root. It gets recorder's standard input and output,
+Ctrl-C (SIGINT or SIGTERM) is passed on to it (a first one stops the run
+gracefully, a second at once), and recorder exits with its exit code.`
 	cmd.Example = `  recorder eval ./cmd/evals --list
   recorder eval ./cmd/evals --dry-run --reps 3
   MODEL_API_KEY=... recorder eval ./cmd/evals --reps 3 --concurrency 4 --max-cost-usd 1
@@ -52,8 +54,9 @@ argument after it is the program's: --list lists the suites, their
 fingerprints and cells; --suite, --profile and --environment run the cells
 they select as evals ("recorder catalog PKG --help" lists them all).
 
-The program runs in the working directory, where it reads the source files
-its suites name (unless it embeds them): run it from your module's root.
+The program runs in the working directory (recorder does not change it),
+where it reads the source files its suites name unless it embeds them: run
+it from your module's root, or pass the program --sources DIR.
 It gets recorder's standard input and output, Ctrl-C (SIGINT or SIGTERM) is
 passed on to it, and recorder exits with its exit code.`
 	cmd.Example = `  recorder catalog ./cmd/catalog --list
