@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -63,6 +64,9 @@ type Cases func() ([]Case, error)
 func FromJSONL(path string) Cases {
 	return func() ([]Case, error) {
 		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) {
+			return nil, fmt.Errorf("cases: %w (the path is relative to the working directory: run the program from its module's root, or embed the file and read it with FromFS)", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cases: %w", err)
 		}

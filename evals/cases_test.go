@@ -3,7 +3,9 @@ package evals
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -153,5 +155,28 @@ func TestGradesAreCheckedAgainstTheirMetrics(t *testing.T) {
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%v: %v; want %q", tt.scores, err, tt.want)
 		}
+	}
+}
+
+// A cases file that is not there, at a path relative to the working
+// directory, says where it was looked for and what to do: the program
+// was likely run from another directory than its module's root.
+func TestAMissingCasesFileSaysToRunFromTheModuleRoot(t *testing.T) {
+	const hint = "run the program from its module's root"
+	tests := []struct {
+		name string
+		path string
+		hint bool
+	}{
+		{"relative", "evals/nope.jsonl", true},
+		{"absolute", filepath.Join(t.TempDir(), "nope.jsonl"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromJSONL(tt.path)()
+			if !errors.Is(err, fs.ErrNotExist) || strings.Contains(fmt.Sprint(err), hint) != tt.hint {
+				t.Fatalf("%v; want a missing file, saying %q: %v", err, hint, tt.hint)
+			}
+		})
 	}
 }

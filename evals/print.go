@@ -67,7 +67,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	case rep.CostUSD != nil:
 		fmt.Fprintf(w, "total cost: %s", money(*rep.CostUSD))
 	default:
-		fmt.Fprintf(w, "total cost: unknown (%d requests of unknown cost; the others cost %s)", rep.UnknownRequests, money(rep.PricedCostUSD))
+		fmt.Fprintf(w, "total cost: unknown (%d requests of unknown cost%s)", rep.UnknownRequests, others(rep.PricedCostUSD > 0, "cost ", rep.PricedCostUSD))
 	}
 	if c := rep.Ceiling; c != nil {
 		switch {
@@ -93,7 +93,7 @@ func costLine(c Cost) string {
 	if c.AgentUSD != nil {
 		fmt.Fprintf(&b, "agent %s", money(*c.AgentUSD))
 	} else {
-		fmt.Fprintf(&b, "agent unknown (%d requests: %s; the others %s)", c.UnpricedRequests, strings.Join(c.Unpriced, "; "), money(c.PricedAgentUSD))
+		fmt.Fprintf(&b, "agent unknown (%d requests: %s%s)", c.UnpricedRequests, strings.Join(c.Unpriced, "; "), others(c.ModelRequests > c.UnpricedRequests, "", c.PricedAgentUSD))
 	}
 	fmt.Fprintf(&b, "; %d model requests, %d tokens in (%d cached), %d out", c.ModelRequests, c.Tokens.Input, c.Tokens.CacheRead, c.Tokens.Output)
 	if c.Judged {
@@ -136,4 +136,13 @@ func interval(ci *[2]float64, reps int) string {
 		return "-"
 	}
 	return fmt.Sprintf("[%.3f, %.3f]", ci[0], ci[1])
+}
+
+// others is what the priced requests cost, when there are any besides
+// the unknown ones: "the others $0.0000" would say there were.
+func others(some bool, verb string, usd float64) string {
+	if !some {
+		return ""
+	}
+	return "; the others " + verb + money(usd)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/pgerr"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/pricing"
 	"github.com/agentvcr/agentvcr/proxy"
@@ -67,6 +68,7 @@ const (
 	Scored        = "scored"
 	Truncated     = "truncated"      // an answer ended at a token limit
 	ProviderError = "provider_error" // the model's provider failed the turn
+	Unreachable   = "unreachable"    // the provider was never reached: DNS, a refused connection, the proxy's own error
 	Timeout       = "timeout"        // the agent was not idle in time
 	GraderError   = "grader_error"   // Grade or the judge failed
 	SetupError    = "setup_error"    // Setup failed
@@ -337,7 +339,7 @@ func reachable(ctx context.Context, url string) error {
 	conn, err := pgx.Connect(cctx, url)
 	if err != nil {
 		// Not a bad config: a server that is down, or not yet up.
-		return fmt.Errorf("the database server (--database-url): %w", err)
+		return fmt.Errorf("the database server (--database-url): %w", pgerr.Once(err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var create bool
@@ -562,7 +564,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		}
 		stage = HarnessError
 		conv = f.Run(a.eval.Input(a.c))
-		if truncated(conv.ModelRequests) || providerFailed(conv) {
+		if truncated(conv.ModelRequests) || providerFailed(conv, false) || providerFailed(conv, true) {
 			return
 		}
 		stage = GraderError
@@ -673,14 +675,18 @@ func classify(ctx context.Context, t *attemptT, stage string, err error, conv *f
 		return Truncated, "an answer ended at its token limit (" + truncatedReason(conv.ModelRequests) + ")"
 	case interrupted && stage != Scored && (stage != GraderError || judgeFailed):
 		return Interrupted, msg
-	case conv != nil && providerFailed(conv):
-		return ProviderError, "a turn failed after the model's provider answered with an error: " + providerErrors(conv.ModelRequests)
+	case conv != nil && providerFailed(conv, false):
+		return ProviderError, "a turn failed after the model's provider answered with an error: " + providerErrors(conv.ModelRequests, false)
+	case conv != nil && providerFailed(conv, true):
+		return Unreachable, "a turn failed before its request reached the model's provider: " + providerErrors(conv.ModelRequests, true)
 	case failed != "" && stage == Scored:
 		// The attempt scored, but the fixture or its cleanup said
 		// something went wrong: not a score to trust.
 		return HarnessError, msg
-	case failed != "" && conv == nil && providerErrors(all) != "":
-		return ProviderError, msg + "; the model's provider answered with errors: " + providerErrors(all)
+	case failed != "" && conv == nil && providerErrors(all, false) != "":
+		return ProviderError, msg + "; the model's provider answered with errors: " + providerErrors(all, false)
+	case failed != "" && conv == nil && providerErrors(all, true) != "":
+		return Unreachable, msg + "; requests did not reach the model's provider: " + providerErrors(all, true)
 	case stage == Scored:
 		return Scored, ""
 	}
@@ -746,15 +752,19 @@ func truncatedReason(ms []fixture.ModelRequest) string {
 
 // providerFailed says whether a turn failed where the provider answered
 // with an error: the provider's failure, not the agent's.
-func providerFailed(conv *fixture.Conversation) bool {
+func providerFailed(conv *fixture.Conversation, unreached bool) bool {
 	failedTurn := slices.ContainsFunc(conv.Turns, func(t fixture.Turn) bool { return t.Status == "failed" })
-	return failedTurn && providerErrors(conv.ModelRequests) != ""
+	return failedTurn && providerErrors(conv.ModelRequests, unreached) != ""
 }
 
-func providerErrors(ms []fixture.ModelRequest) string {
+// providerErrors lists the failed requests the provider answered, or
+// with unreached those it never saw: the proxy answered them itself (an
+// upstream it could not dial or resolve, a cassette miss), and its
+// answers say so with the proxy's prefix.
+func providerErrors(ms []fixture.ModelRequest, unreached bool) string {
 	var out []string
 	for _, m := range ms {
-		if m.Error != "" {
+		if m.Error != "" && strings.HasPrefix(m.Error, "agentvcr proxy:") == unreached {
 			out = append(out, fmt.Sprintf("%s: %d %s", m.Model, m.Status, m.Error))
 		}
 	}

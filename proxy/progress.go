@@ -437,7 +437,7 @@ func (b *observedBody) flush() error {
 		case wire.KindFinish:
 			ev = Event{Type: EventDone, Finish: e.Finish}
 		case wire.KindError:
-			ev = Event{Type: EventError, Status: e.Error.Status, Error: strings.TrimSpace(e.Error.Type + ": " + e.Error.Message)}
+			ev = Event{Type: EventError, Status: e.Error.Status, Error: errorText(e.Error.Type, e.Error.Message)}
 		}
 		b.last = ev.Type
 		if err := b.o.emit(ev); err != nil {
@@ -456,3 +456,13 @@ func (t EventType) Holdable() bool { return holdable[t] }
 
 // holdable are the events a handler can hold.
 var holdable = map[EventType]bool{EventModelRequest: true, EventToolRequest: true, EventReply: true}
+
+// errorText is an error event's text: its type and message, or the one
+// of them there is (the proxy's own answers have a message only).
+func errorText(typ, msg string) string {
+	typ, msg = strings.TrimSpace(typ), strings.TrimSpace(msg)
+	if typ == "" || msg == "" {
+		return typ + msg
+	}
+	return typ + ": " + msg
+}

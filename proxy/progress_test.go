@@ -519,3 +519,31 @@ func TestProgressOfAReplay(t *testing.T) {
 		t.Fatalf("replay events %s; live %s", types(evs), types(live.events))
 	}
 }
+
+// A model request the proxy could not send (its upstream refused the
+// connection) ends in an error event that is the proxy's own answer,
+// which the fixture and evals tell apart from a provider's error by its
+// prefix: never ": agentvcr proxy: ...".
+func TestUnreachableUpstreamErrorEvent(t *testing.T) {
+	var hits atomic.Int64
+	up := providers(&hits)
+	p, hc := frontWith(t, up, func(p *Proxy) {
+		p.Mode, p.Rules = ModePassthrough, []Rule{{Name: "model", URLPrefix: up.URL + "/"}}
+	})
+	up.Close() // its port refuses connections from now on
+	var rec recorder
+	defer p.Subscribe(rec.handle)()
+	resp, err := hc.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("status %d, want 502", resp.StatusCode)
+	}
+	evs := rec.wait(t, EventError)
+	if last := evs[len(evs)-1]; !strings.HasPrefix(last.Error, "agentvcr proxy: upstream ") || last.Status != http.StatusBadGateway {
+		t.Fatalf("error event %+v: want the proxy's own answer, status 502, starting %q", last, "agentvcr proxy: upstream ")
+	}
+}

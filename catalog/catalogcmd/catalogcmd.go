@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,8 @@ func Command(cat *catalog.Catalog, resolve catalog.Resolver) *cobra.Command {
 		if err != nil {
 			return nil, nil, err
 		}
-		return cellEvals(cmd, c, resolve, suite, profile, environment)
+		es, done, err := cellEvals(cmd, c, resolve, suite, profile, environment)
+		return es, done, sourcesHint(err, cat, sources)
 	})
 	cmd.Use = "catalog [flags]"
 	cmd.Short = "List a test catalog's suites and cells, and run the cells as evals"
@@ -85,7 +87,7 @@ directory), unless the program embeds them.
 			return err
 		}
 		asJSON, _ := cmd.Flags().GetBool("json")
-		return printList(cmd.OutOrStdout(), c, asJSON)
+		return sourcesHint(printList(cmd.OutOrStdout(), c, asJSON), cat, sources)
 	}
 	return cmd
 }
@@ -101,6 +103,20 @@ func withSources(cat *catalog.Catalog, dir string) (*catalog.Catalog, error) {
 	c := *cat
 	c.Sources = os.DirFS(dir)
 	return &c, nil
+}
+
+// sourcesHint says, of a catalog whose suites' source files are read
+// under dir (relative to the working directory unless it is absolute),
+// how to point at them when one names no file there.
+func sourcesHint(err error, cat *catalog.Catalog, dir string) error {
+	if err == nil || cat.Sources != nil {
+		return err
+	}
+	cerr, ok := errors.AsType[*catalog.Error](err)
+	if !ok || !slices.ContainsFunc(cerr.Problems, func(p catalog.Problem) bool { return p.Field == "sources" }) {
+		return err
+	}
+	return fmt.Errorf("%w (the source files are read under --sources %s, from the working directory: run the program from its module's root, or pass --sources DIR)", err, dir)
 }
 
 func printList(w io.Writer, cat *catalog.Catalog, asJSON bool) error {

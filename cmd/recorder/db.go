@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/internal/pgerr"
 	"github.com/agentvcr/agentvcr/schema"
 )
 
@@ -47,7 +48,7 @@ func (f *dbFlags) connect(ctx context.Context, e *env) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database %s at %s:%d: %w (check --database-url or $DATABASE_URL)",
-			cfg.Database, cfg.Host, cfg.Port, err)
+			cfg.Database, cfg.Host, cfg.Port, pgerr.Once(err))
 	}
 	return conn, nil
 }

@@ -1,8 +1,9 @@
 // Command recorder exports conversations from a product's PostgreSQL
 // database as recorded history, loads recorded history into a test
-// database, prints or applies the product schema, runs the recording proxy,
-// renders transcripts, builds and runs a user's evals and catalog programs,
-// and runs a demo on a throwaway PostgreSQL.
+// database, prints or applies the product schema, runs the recording proxy
+// (with its CA and environment), renders and prunes recordings, builds and
+// runs a user's evals and catalog programs, and runs a demo on a throwaway
+// PostgreSQL.
 //
 // Exit codes (internal/cli's table): 0 success, 1 the operation failed, 2
 // usage or bad input, 130 interrupted (SIGINT or SIGTERM).
@@ -69,13 +70,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "recorder",
-		Short: "Export, load and replay an AI agent's conversations for tests",
-		Long: `recorder moves an AI agent's conversations between its PostgreSQL database and
-recorded-history JSON files (the format of getsentry/junior's recordings), so
-tests can start from a real conversation.
+		Short: "Record, replay, load and evaluate an AI agent's conversations for tests",
+		Long: `recorder is agentvcr's tool for testing an AI agent:
 
-Start with "recorder demo": it exports and loads a sample conversation on a
-throwaway PostgreSQL and cleans up after itself.
+  Conversations   export moves an agent's conversations out of its
+                  PostgreSQL database as recorded-history JSON (the format
+                  of getsentry/junior's recordings), load writes them into a
+                  test database, schema prints or applies the product's
+                  schema: tests start from a real conversation.
+  Traffic         proxy records and replays the agent's HTTPS traffic (model
+                  and Slack calls) through cassettes; ca prints the proxy's
+                  certificate authority, env the environment a process needs
+                  to go through the proxy.
+  Recordings      view renders a recorded-history file as an HTML
+                  transcript; prune deletes the recordings no run used;
+                  demo exports and loads a sample conversation on a
+                  throwaway PostgreSQL.
+  Evals           eval and catalog build and run your evals program
+                  (evals/evalcmd) and your test catalog's program
+                  (catalog/catalogcmd), with their arguments.
+
+Start with "recorder demo": it cleans up after itself.
 
 ` + cli.ExitCodes,
 		Version:       version.String(),

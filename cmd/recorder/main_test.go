@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/agentvcr/agentvcr/internal/juniortest"
 	"github.com/agentvcr/agentvcr/internal/pgtest"
@@ -336,5 +339,17 @@ func TestLoadNamesEveryFailedFileAndLoadsTheRest(t *testing.T) {
 	}
 	if r := recorder(t, "", "load", "--database-url", url, missing); r.code != 2 || !strings.Contains(r.stderr, missing) {
 		t.Fatalf("load of a missing file: %+v", r)
+	}
+}
+
+// recorder --help describes all it does: every command is named in the
+// root's description, not only those that move conversations.
+func TestTheRootHelpDescribesEveryCommand(t *testing.T) {
+	root := newRoot(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	words := strings.FieldsFunc(root.Long, func(r rune) bool { return !unicode.IsLetter(r) })
+	for _, c := range root.Commands() {
+		if !slices.Contains(words, c.Name()) {
+			t.Errorf("recorder --help does not describe %s", c.Name())
+		}
 	}
 }

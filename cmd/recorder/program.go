@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,9 +28,11 @@ build's output is shown if it fails), or BINARY a program already built.
 Every argument after it is the program's: --list, --dry-run, --reps,
 --variant, --max-cost-usd, --json... ("recorder eval PKG --help" lists them).
 
-The program gets recorder's standard input and output, Ctrl-C (SIGINT or
-SIGTERM) is passed on to it (a first one stops the run gracefully, a second
-at once), and recorder exits with its exit code.`
+The program runs in the working directory (recorder does not change it),
+where it reads the cases files its evals name by a relative path: run it
+from your module's root. It gets recorder's standard input and output,
+Ctrl-C (SIGINT or SIGTERM) is passed on to it (a first one stops the run
+gracefully, a second at once), and recorder exits with its exit code.`
 	cmd.Example = `  recorder eval ./cmd/evals --list
   recorder eval ./cmd/evals --dry-run --reps 3
   MODEL_API_KEY=... recorder eval ./cmd/evals --reps 3 --concurrency 4 --max-cost-usd 1
@@ -50,8 +54,9 @@ argument after it is the program's: --list lists the suites, their
 fingerprints and cells; --suite, --profile and --environment run the cells
 they select as evals ("recorder catalog PKG --help" lists them all).
 
-The program runs in the working directory, where it reads the source files
-its suites name (unless it embeds them): run it from your module's root.
+The program runs in the working directory (recorder does not change it),
+where it reads the source files its suites name unless it embeds them: run
+it from your module's root, or pass the program --sources DIR.
 It gets recorder's standard input and output, Ctrl-C (SIGINT or SIGTERM) is
 passed on to it, and recorder exits with its exit code.`
 	cmd.Example = `  recorder catalog ./cmd/catalog --list
@@ -72,7 +77,7 @@ func newProgramCmd(e *env, name, dir string) *cobra.Command {
 			if len(args) == 0 {
 				return cli.Usagef("recorder %s needs the program to run: its Go package (recorder %s ./cmd/%s --list) or a built binary, followed by the program's arguments", name, name, dir)
 			}
-			return runProgram(cmd.Context(), e, args[0], args[1:])
+			return runProgram(cmd.Context(), e, name, args[0], args[1:])
 		},
 	}
 	// Flags after PKG are the program's, not recorder's.
@@ -82,12 +87,12 @@ func newProgramCmd(e *env, name, dir string) *cobra.Command {
 
 // runProgram runs target (a built binary, or a Go package it builds
 // first) with args, passing stdio, signals and the exit code through.
-func runProgram(ctx context.Context, e *env, target string, args []string) error {
+func runProgram(ctx context.Context, e *env, name, target string, args []string) error {
 	bin, err := filepath.Abs(target)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(bin); err != nil || !st.Mode().IsRegular() {
+	if st, statErr := os.Stat(bin); statErr != nil || !st.Mode().IsRegular() {
 		dir, err := os.MkdirTemp("", "agentvcr-program-")
 		if err != nil {
 			return err
@@ -98,7 +103,13 @@ func runProgram(ctx context.Context, e *env, target string, args []string) error
 		if errors.Is(err, exec.ErrNotFound) {
 			return fmt.Errorf("building %s needs the go command, which is not on PATH: install Go, or pass a built binary", target)
 		}
-		if err != nil {
+		switch {
+		case err != nil && errors.Is(statErr, fs.ErrNotExist):
+			// Neither a file nor a package: the argument is wrong.
+			return cli.Usagef("%s: no such file or directory, and not a package go build can find (recorder %s PKG|BINARY):\n%s", target, name, bytes.TrimSpace(out))
+		case err != nil && bytes.Contains(out, []byte("go.mod file not found")):
+			return fmt.Errorf("go build %s: %w: go builds a package from inside its module: run recorder from the module's root\n%s", target, err, out)
+		case err != nil:
 			return fmt.Errorf("go build %s: %w\n%s", target, err, out)
 		}
 	}
@@ -107,6 +118,7 @@ func runProgram(ctx context.Context, e *env, target string, args []string) error
 	// too, which it would take for a second Ctrl-C, quitting at once.
 	child := exec.Command(bin, args...)
 	child.Stdin, child.Stdout, child.Stderr = e.stdin, e.stdout, e.stderr
+	child.Env = append(os.Environ(), cli.InvocationEnv+"=recorder "+name+" "+target)
 	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

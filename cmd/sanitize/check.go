@@ -20,7 +20,7 @@ import (
 // already.
 var errCheckFailed = errors.New("check failed")
 
-func newCheckCmd(stdout io.Writer) *cobra.Command {
+func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		asJSON    bool
 		rulesFile string
@@ -33,7 +33,8 @@ address outside the reserved domains (example.com, example.org, example.net,
 *.example, *.test, *.invalid), or holds a secret shape. It needs no key. Run it
 in CI over the recordings in git. Directories are searched for *.json files;
 sanitizer reports found there are skipped. Findings name the file, row seq
-and JSON path, never the value.`,
+and JSON path, never the value; when there are none, a line on standard
+error says how many files were checked.`,
 		Example: `  sanitize check recordings/
   sanitize check --json recordings/launch.json
   sanitize check --rules rules.json recordings/`,
@@ -100,6 +101,12 @@ and JSON path, never the value.`,
 			if checked == 0 {
 				return cli.Usagef("no recorded-history file (*.json) in %s: nothing was checked", strings.Join(args, ", "))
 			}
+			// On stderr, so that --json's stdout stays the findings only.
+			noun := "files"
+			if checked == 1 {
+				noun = "file"
+			}
+			fmt.Fprintf(stderr, "checked %d %s: no problems\n", checked, noun)
 			return nil
 		},
 	}

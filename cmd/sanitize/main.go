@@ -151,7 +151,7 @@ check that found a problem exit 1.`,
 	root.Flags().StringVar(&report, "report", "", "write a JSON report (counts only, no original values) to this file")
 	root.Flags().StringVar(&people, "people", "", "learn every person in this people file (recorder export --people)")
 	root.Flags().BoolVar(&skipRefused, "skip-refused", false, "for a directory: write the files that pass, skip the refused ones, exit 1")
-	root.AddCommand(newCheckCmd(stdout))
+	root.AddCommand(newCheckCmd(stdout, stderr))
 	return root
 }
 

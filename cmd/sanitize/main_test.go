@@ -94,8 +94,8 @@ func TestCheckJuniorRecording(t *testing.T) {
 	if r := sanitizeCmd(t, withKey, "", "-o", out, path); r.code != 0 {
 		t.Fatalf("sanitize: %+v", r)
 	}
-	if r := sanitizeCmd(t, nil, "", "check", out); r.code != 0 {
-		t.Fatalf("check of its sanitized output: %+v", r)
+	if r := sanitizeCmd(t, nil, "", "check", out); r.code != 0 || r.stdout != "" || r.stderr != "checked 1 file: no problems\n" {
+		t.Fatalf("check of its sanitized output: %+v; want exit 0 and a summary on stderr", r)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad rules", []string{"--rules", bad, raw}, 2, "rules"},
 		{"directory without -o", []string{dir}, 2, "-o DIR"},
 		{"leak", []string{"--rules", rules, "-o", leakOut, leaky}, 1, "leaky.json: refusing to write"},
-		{"check needs a path", []string{"check"}, 2, "requires at least 1 arg"},
+		{"check needs a path", []string{"check"}, 2, "sanitize check takes [--json] PATH...: requires at least 1 arg(s), only received 0 (sanitize check --help says more)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

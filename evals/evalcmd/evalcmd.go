@@ -40,7 +40,12 @@ func Execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", cmd.Name(), err)
+	// The catalog package's errors start with "catalog: " already.
+	if msg, prefix := err.Error(), cmd.Name()+": "; strings.HasPrefix(msg, prefix) {
+		fmt.Fprintln(stderr, msg)
+	} else {
+		fmt.Fprintf(stderr, "%s%s\n", prefix, msg)
+	}
 	if ctx.Err() != nil {
 		return cli.ExitInterrupted
 	}
@@ -92,7 +97,9 @@ at once; what ran is written. A second Ctrl-C quits at once.
 
 A run exits 0 when every attempt ran, whatever it scored; 1 when it stopped
 early (the ceiling), an attempt could not run (setup_error or harness_error:
-an app that did not start), the database server could not be reached or the
+an app that did not start; unreachable: its model requests never reached
+the provider, a name that did not resolve, a refused connection), the
+database server could not be reached or the
 results could not be written; 2 for a bad flag, a bad cases file or a missing
 credential.
 
@@ -259,7 +266,7 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON 
 	}
 	broken := 0
 	for _, s := range rep.Runs {
-		broken += s.Excluded[evals.SetupError] + s.Excluded[evals.HarnessError]
+		broken += s.Excluded[evals.SetupError] + s.Excluded[evals.HarnessError] + s.Excluded[evals.Unreachable]
 	}
 	switch {
 	case rep.Stopped == "interrupted":
@@ -267,7 +274,7 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON 
 	case rep.Stopped != "":
 		return fmt.Errorf("stopped: %s; %d attempts were not started", rep.Stopped, notStarted(rep))
 	case broken > 0:
-		return fmt.Errorf("%d attempts could not run (setup_error or harness_error: failures.jsonl says why)", broken)
+		return fmt.Errorf("%d attempts could not run (setup_error, harness_error or unreachable: failures.jsonl says why)", broken)
 	}
 	return nil
 }

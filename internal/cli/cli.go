@@ -88,7 +88,22 @@ func SignalContext() (ctx context.Context, stop context.CancelFunc) {
 // usage error that names the command it was given to, whose help lists
 // its flags.
 func FlagError(cmd *cobra.Command, err error) error {
-	return UsageError{Err: fmt.Errorf("%w (%s --help lists its flags)", err, cmd.CommandPath())}
+	return UsageError{Err: fmt.Errorf("%w (%s --help lists its flags)", err, commandLine(cmd))}
+}
+
+// InvocationEnv is the environment variable in which recorder eval and
+// recorder catalog pass the program they run the command line that ran
+// it ("recorder catalog ./cmd/catalog"), so that its messages name the
+// command the user typed, not the program's own name.
+const InvocationEnv = "AGENTVCR_INVOCATION"
+
+// commandLine is how the user ran cmd: its path, or for a root command
+// that recorder ran, recorder's command line.
+func commandLine(cmd *cobra.Command) string {
+	if inv := os.Getenv(InvocationEnv); inv != "" && !cmd.HasParent() {
+		return inv
+	}
+	return cmd.CommandPath()
 }
 
 // ExitCode maps an error to the exit code: an Exit's own, 2 for usage and
@@ -123,12 +138,18 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-// Args makes a cobra argument check's complaint a usage error.
+// Args makes a cobra argument check's complaint a usage error that says
+// what to pass: the arguments its Use line names, for cobra's own words
+// ("requires at least 2 arg(s), only received 0") do not.
 func Args(check func(cmd *cobra.Command, args []string) error) func(cmd *cobra.Command, args []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return UsageError{err}
+		err := check(cmd, args)
+		if err == nil {
+			return nil
 		}
-		return nil
+		if _, want, ok := strings.Cut(cmd.Use, " "); ok {
+			err = fmt.Errorf("%s takes %s: %w (%s --help says more)", commandLine(cmd), want, err, commandLine(cmd))
+		}
+		return UsageError{err}
 	}
 }

@@ -22,6 +22,9 @@ import (
 // subcommand's, joined by "_" (recorder_export.md).
 func Render(root *cobra.Command) (map[string][]byte, error) {
 	noStamp(root) // a date in each page would make it stale every day
+	// cobra adds -v, --version when the command runs, which --help
+	// lists: the page lists it too.
+	root.InitDefaultVersionFlag()
 	dir, err := os.MkdirTemp("", "clidoc-")
 	if err != nil {
 		return nil, err

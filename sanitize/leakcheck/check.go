@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentvcr/agentvcr/history"
@@ -124,7 +125,13 @@ func problemOf(kind string) string {
 func checkShape(src, file string) error {
 	var v any
 	if err := json.Unmarshal([]byte(src), &v); err != nil {
-		offset := int64(len(src)) // the end of input, where a truncated file stops
+		// A document cut short is said as such, as history's reader
+		// says it: Unmarshal would name the character it imagines at
+		// the end ("invalid character ' ' in string escape code").
+		if truncated(src) {
+			return &history.FormatError{File: file, Offset: int64(len(src)), Err: fmt.Errorf("%w: unexpected end of input: the document is truncated", history.ErrInvalid)}
+		}
+		offset := int64(len(src))
 		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 			offset = se.Offset
 		}
@@ -140,6 +147,13 @@ func checkShape(src, file string) error {
 		return invalid(file, "events", "must be an array, got %s", typeOf(root.Get("events")))
 	}
 	return nil
+}
+
+// truncated reports whether src is the start of a JSON value that ends
+// too soon: a decoder reads it to its end and wants more.
+func truncated(src string) bool {
+	err := json.NewDecoder(strings.NewReader(src)).Decode(new(any))
+	return errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func invalid(file, field, format string, args ...any) error {

@@ -546,8 +546,9 @@ func TestCheckNamesWhereAFileStopsParsing(t *testing.T) {
 		doc  string
 		want string
 	}{
-		{"truncated", doc[:40], "(byte 40)"},
-		{"a stray byte", doc[:12] + "]" + doc[12:], "(byte 13)"},
+		{"truncated", doc[:40], "(byte 40): invalid recorded history: unexpected end of input: the document is truncated"},
+		{"truncated after a backslash", `{"version": 1, "events": [{"text": "a\\`, "(byte 39): invalid recorded history: unexpected end of input: the document is truncated"},
+		{"a stray byte", doc[:12] + "]" + doc[12:], "(byte 13): invalid recorded history: malformed JSON"},
 	} {
 		_, err := Check([]byte(tt.doc), "f.json", juniorRules)
 		var fe *history.FormatError
