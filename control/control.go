@@ -46,6 +46,13 @@ func New(token string, p *proxy.Proxy, sm *slack.Mock, model *fakeai.Model) http
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
+		if r.ContentLength > MaxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a control API body is at most %d bytes; see %s", MaxBody, docControl))
+			return
+		}
+		// A body sent without its length is cut at MaxBody: its decoding
+		// then fails, and the route answers 400.
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		if err := p.Start(); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
@@ -66,6 +73,15 @@ func New(token string, p *proxy.Proxy, sm *slack.Mock, model *fakeai.Model) http
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// MaxBody is the largest request body the control API reads: scripts
+// and seeds are small, and a larger body is refused with 413 before it
+// is read, so no client can make the proxy hold it.
+const MaxBody = 8 << 20
+
+// MaxScopeName is the longest scope name: a name is repeated in errors,
+// logs and recordings' used-files.
+const MaxScopeName = 256
 
 // The sections of the manual the control API's errors point to: a client in any
 // language can follow them, where a Go symbol would mean nothing.
@@ -124,8 +140,8 @@ func (a *api) routes() *routes {
 		var body struct {
 			Name string `json:"name"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" {
-			badRequest(w, `the body must be {"name": "..."}`, docControl)
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Name == "" || len(body.Name) > MaxScopeName {
+			badRequest(w, fmt.Sprintf(`the body must be {"name": "..."}, a name of 1 to %d bytes`, MaxScopeName), docControl)
 			return
 		}
 		if err := p.BeginScope(body.Name); err != nil {

@@ -133,3 +133,23 @@ func TestControlErrorsAreJSON(t *testing.T) {
 		}
 	}
 }
+
+// A body larger than the control API reads is refused before it is
+// read, and a scope name is bounded, so no client makes the proxy hold
+// or repeat megabytes.
+func TestBodiesAndNamesAreBounded(t *testing.T) {
+	up := echo(t)
+	p, _ := front(t, up, proxy.ModeAuto, t.TempDir(), proxy.Rule{Name: "model", URLPrefix: up.URL + "/v1/"})
+	ctl := newControl(t, p, "secret-token")
+	big := `{"name":"` + strings.Repeat("a", MaxBody) + `"}`
+	if code, body := ctl.do("POST", "/v1/scopes", big); code != http.StatusRequestEntityTooLarge || len(body) > 1000 {
+		t.Fatalf("a body over MaxBody: %d, %d bytes of answer", code, len(body))
+	}
+	long := `{"name":"` + strings.Repeat("a", MaxScopeName+1) + `"}`
+	if code, body := ctl.do("POST", "/v1/scopes", long); code != http.StatusBadRequest || strings.Contains(body, strings.Repeat("a", 100)) {
+		t.Fatalf("a name over MaxScopeName: %d %.200s", code, body)
+	}
+	if code, _ := ctl.do("POST", "/v1/scopes", `{"name":"`+strings.Repeat("a", MaxScopeName)+`"}`); code != http.StatusNoContent {
+		t.Fatalf("a name of MaxScopeName bytes: %d", code)
+	}
+}

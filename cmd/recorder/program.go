@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentvcr/agentvcr/internal/cli"
 )
@@ -30,9 +32,11 @@ Every argument after it is the program's: --list, --dry-run, --reps,
 
 The program runs in the working directory (recorder does not change it),
 where it reads the cases files its evals name by a relative path: run it
-from your module's root. It gets recorder's standard input and output,
-Ctrl-C (SIGINT or SIGTERM) is passed on to it (a first one stops the run
-gracefully, a second at once), and recorder exits with its exit code.`
+from your module's root. It gets recorder's standard input and output and
+its signals (an evals program stops gracefully on a first Ctrl-C, at once
+on a second): on a terminal it reads the terminal and gets Ctrl-C from it
+directly; elsewhere recorder passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on
+to it and its children. recorder exits with its exit code.`
 	cmd.Example = `  recorder eval ./cmd/evals --list
   recorder eval ./cmd/evals --dry-run --reps 3
   MODEL_API_KEY=... recorder eval ./cmd/evals --reps 3 --concurrency 4 --max-cost-usd 1
@@ -57,8 +61,8 @@ they select as evals ("recorder catalog PKG --help" lists them all).
 The program runs in the working directory (recorder does not change it),
 where it reads the source files its suites name unless it embeds them: run
 it from your module's root, or pass the program --sources DIR.
-It gets recorder's standard input and output, Ctrl-C (SIGINT or SIGTERM) is
-passed on to it, and recorder exits with its exit code.`
+It gets recorder's standard input and output and its signals, as recorder
+eval's program does, and recorder exits with its exit code.`
 	cmd.Example = `  recorder catalog ./cmd/catalog --list
   recorder catalog ./cmd/catalog --list --json | jq '.[].fingerprint'
   recorder catalog ./cmd/catalog --suite answers --profile haiku --dry-run
@@ -113,15 +117,21 @@ func runProgram(ctx context.Context, e *env, name, target string, args []string)
 			return fmt.Errorf("go build %s: %w\n%s", target, err, out)
 		}
 	}
-	// The program gets signals from recorder only, each one once: in a
-	// process group of its own, the terminal's Ctrl-C does not reach it
-	// too, which it would take for a second Ctrl-C, quitting at once.
 	child := exec.Command(bin, args...)
 	child.Stdin, child.Stdout, child.Stderr = e.stdin, e.stdout, e.stderr
 	child.Env = append(os.Environ(), cli.InvocationEnv+"=recorder "+name+" "+target)
-	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// On a terminal the program stays in the terminal's foreground
+	// process group, so that it can read the terminal and gets Ctrl-C
+	// (and Ctrl-\) from it, once, with its own children: recorder passes
+	// on only the signals sent to it alone. Elsewhere the program and its
+	// children get a process group of their own, and every signal from
+	// recorder, each once.
+	tty := isTerminal(e.stdin)
+	if !tty {
+		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	if err := child.Start(); err != nil {
 		return fmt.Errorf("run %s: %w", target, err)
@@ -131,11 +141,23 @@ func runProgram(ctx context.Context, e *env, name, target string, args []string)
 	for {
 		select {
 		case s := <-sigs:
-			child.Process.Signal(s)
+			switch {
+			case !tty:
+				syscall.Kill(-child.Process.Pid, s.(syscall.Signal))
+			case s == syscall.SIGTERM || s == syscall.SIGHUP:
+				child.Process.Signal(s)
+			}
 		case err := <-waited:
 			return programExit(err)
 		}
 	}
+}
+
+// isTerminal reports whether r is a terminal (not merely a character
+// device such as /dev/null).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // programExit is the program's end as recorder's: its exit code, or

@@ -300,7 +300,11 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		return err
 	}
 	caveats := proxy.EnvCaveats(p.Allow)
-	servers := []*http.Server{p.Server(), {Handler: control.New(token, p, sm, model)}}
+	// The control port drops a stalled client as the proxy's port does.
+	proxySrv := p.Server()
+	controlSrv := &http.Server{Handler: control.New(token, p, sm, model),
+		ReadHeaderTimeout: proxySrv.ReadHeaderTimeout, IdleTimeout: proxySrv.IdleTimeout}
+	servers := []*http.Server{proxySrv, controlSrv}
 	errs := make(chan error, 2)
 	for i, ln := range []net.Listener{proxyLn, controlLn} {
 		go func() { errs <- servers[i].Serve(ln) }()

@@ -138,18 +138,21 @@ func TestProxyCommandDeadlines(t *testing.T) {
 		t.Fatalf("no ready line: %v (%s)", err, stderr.String())
 	}
 	go io.Copy(io.Discard, pr)
-	var ready struct{ Proxy string }
+	var ready struct{ Proxy, Control string }
 	if err := json.Unmarshal([]byte(line), &ready); err != nil {
 		t.Fatal(err)
 	}
 	addr := strings.TrimPrefix(ready.Proxy, "http://")
 	host := strings.TrimPrefix(upstream.URL, "http://")
-	for _, first := range []string{
-		"",
-		"CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
-		"GET " + upstream.URL + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+	for _, c := range []struct{ addr, first string }{
+		{addr, ""},
+		{addr, "CONNECT " + host + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"},
+		{addr, "GET " + upstream.URL + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n"},
+		// The control port drops a client that stalls in its header too.
+		{strings.TrimPrefix(ready.Control, "http://"), "GET /v1/stats HTTP/1.1\r\nHost: x\r\n"},
 	} {
-		conn, err := net.Dial("tcp", addr)
+		first := c.first
+		conn, err := net.Dial("tcp", c.addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentvcr/agentvcr/history"
 	"github.com/agentvcr/agentvcr/schema"
@@ -128,14 +129,11 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// IsTerminal reports whether w is a terminal, where progress lines belong.
+// IsTerminal reports whether w is a terminal, where progress lines
+// belong (not merely a character device such as /dev/null).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Args makes a cobra argument check's complaint a usage error that says
