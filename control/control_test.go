@@ -55,6 +55,21 @@ func sseEvents(body io.Reader) (events chan proxy.Event, opened chan struct{}) {
 	return events, opened
 }
 
+// events opens the event stream with query (?hold=...), closed when the
+// test ends, and returns its events once its subscription is in place.
+func (c *control) events(query string) <-chan proxy.Event {
+	c.t.Helper()
+	resp := c.open(c.token, "GET", "/v1/events"+query, "")
+	c.t.Cleanup(func() { resp.Body.Close() })
+	events, opened := sseEvents(resp.Body)
+	select {
+	case <-opened:
+	case <-time.After(10 * time.Second):
+		c.t.Fatal("the event stream did not open")
+	}
+	return events
+}
+
 // next returns the next event of type typ, or fails the test after 10 s.
 func next(t *testing.T, events <-chan proxy.Event, typ proxy.EventType) proxy.Event {
 	t.Helper()
@@ -132,23 +147,9 @@ func TestControlAPIAnswersAsDocumented(t *testing.T) {
 		t.Errorf("seeding nothing: %s", got)
 	}
 
-	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=reply&holdTimeoutMs=20000", "")
-	defer resp.Body.Close()
-	stream, opened := sseEvents(resp.Body)
-	select {
-	case <-opened:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event stream did not open")
-	}
+	events := ctl.events("?hold=reply&holdTimeoutMs=20000")
 	// Every event read is counted in seen, those the test waits for too.
 	seen := map[proxy.EventType]bool{}
-	events := make(chan proxy.Event, 1000)
-	go func() {
-		defer close(events)
-		for ev := range stream {
-			events <- ev
-		}
-	}()
 	counted := func(ev proxy.Event) proxy.Event { seen[ev.Type] = true; return ev }
 	expect(400, "POST", "/v1/scopes", `{}`)
 	expect(204, "POST", "/v1/scopes", `{"name":"documented"}`)
@@ -327,14 +328,7 @@ func TestInFlightListsWhatIsOpen(t *testing.T) {
 	p, hc := fakeProxy(t, nil)
 	ctl := newControl(t, p, "tok")
 	ctl.do("POST", "/v1/fakeai/respond", `{"agent":{"name":"a"},"responses":[{"text":"hello"}]}`)
-	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=model_request", "")
-	defer resp.Body.Close()
-	events, opened := sseEvents(resp.Body)
-	select {
-	case <-opened:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event stream did not open")
-	}
+	events := ctl.events("?hold=model_request")
 	done := make(chan error, 1)
 	go func() {
 		_, err := ask(hc, context.Background(), anthropicParams("hi"))
@@ -387,14 +381,7 @@ func TestHoldLimitPerSubscription(t *testing.T) {
 	p, hc := fakeProxy(t, nil)
 	ctl := newControl(t, p, "tok")
 	ctl.do("POST", "/v1/fakeai/respond", `{"agent":{"name":"a"},"responses":[{"text":"hello"}]}`)
-	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=model_request&holdTimeoutMs=300", "")
-	defer resp.Body.Close()
-	events, opened := sseEvents(resp.Body)
-	select {
-	case <-opened:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event stream did not open")
-	}
+	events := ctl.events("?hold=model_request&holdTimeoutMs=300")
 	start := time.Now()
 	_, err := ask(hc, context.Background(), anthropicParams("hi"))
 	if err == nil || !strings.Contains(err.Error(), "expired after 300ms") {

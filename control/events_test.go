@@ -1,9 +1,7 @@
 package control
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -25,30 +23,7 @@ func TestControlEvents(t *testing.T) {
 	if code, _ := ctl.do("GET", "/v1/events?hold=stream_event", ""); code != http.StatusBadRequest {
 		t.Fatalf("holding stream_event: %d", code)
 	}
-	resp := ctl.open(ctl.token, "GET", "/v1/events?hold=reply", "")
-	defer resp.Body.Close()
-	events := make(chan proxy.Event, 100)
-	opened := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), ": agentvcr events") {
-				close(opened)
-			}
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var ev proxy.Event
-				json.Unmarshal([]byte(data), &ev)
-				events <- ev
-			}
-		}
-		close(events)
-	}()
-	// The stream is subscribed once its opening line is out.
-	select {
-	case <-opened:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the event stream did not open")
-	}
+	events := ctl.events("?hold=reply")
 
 	sm.AddChannel(slack.Channel{ID: "C0EVAL0001", Name: "eval"})
 	sm.AddMessage("C0EVAL0001", slack.Message{TS: "1790000000.000100", User: "U0ALICE001", Text: "did it ship?"})

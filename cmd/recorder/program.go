@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/agentvcr/agentvcr/internal/cli"
 )
@@ -126,7 +124,7 @@ func runProgram(ctx context.Context, e *env, name, target string, args []string)
 	// on only the signals sent to it alone. Elsewhere the program and its
 	// children get a process group of their own, and every signal from
 	// recorder, each once.
-	tty := isTerminal(e.stdin)
+	tty := cli.IsTerminal(e.stdin)
 	if !tty {
 		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
@@ -151,13 +149,6 @@ func runProgram(ctx context.Context, e *env, name, target string, args []string)
 			return programExit(err)
 		}
 	}
-}
-
-// isTerminal reports whether r is a terminal (not merely a character
-// device such as /dev/null).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // programExit is the program's end as recorder's: its exit code, or

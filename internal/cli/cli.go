@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -129,11 +128,12 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// IsTerminal reports whether w is a terminal, where progress lines
-// belong (not merely a character device such as /dev/null).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// IsTerminal reports whether f, a standard stream, is a terminal (not
+// merely a character device such as /dev/null): where progress lines
+// belong, and whose reader is in the terminal's foreground.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // Args makes a cobra argument check's complaint a usage error that says
