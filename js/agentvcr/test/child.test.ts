@@ -5,7 +5,8 @@
 // them on Node that does not itself (see proxy/node-proxy.cjs).
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { node22, selfSigned, spawnProxy, startOrigin, tempDir, type Origin, type StartLine } from './useproxy.helpers.js';
+import { startProxy, type Proxy } from '../src/index.js';
+import { node22, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
 
 // The child: for each URL, fetch it and GET it with node:http(s), and
 // print what came back (or the error) as JSON.
@@ -51,7 +52,7 @@ describe('a child Node process with the proxy environment', () => {
   let plain: Origin;
   let secure: Origin;
   let refused: Origin; // on loopback, not allowed, not exempt by NO_PROXY
-  let proxy: StartLine & { close(): Promise<void> };
+  let proxy: Proxy;
   let cleanup: () => void;
 
   beforeAll(async () => {
@@ -59,10 +60,9 @@ describe('a child Node process with the proxy environment', () => {
     [dir, cleanup] = tempDir('agentvcr-child-');
     const cert = selfSigned(dir);
     [plain, secure, refused] = await Promise.all([startOrigin(), startOrigin(cert), startOrigin()]);
-    proxy = await spawnProxy([
-      '--mode', 'passthrough', '--dir', `${dir}/cassettes`, '--ca-dir', `${dir}/ca`,
-      '--allow', plain.url, '--allow', secure.url, '--upstream-ca', cert.certPath,
-    ]);
+    proxy = await startProxy({
+      mode: 'passthrough', dir: `${dir}/cassettes`, caDir: `${dir}/ca`, allow: [plain.url, secure.url], upstreamCA: [cert.certPath],
+    });
   });
   afterAll(async () => {
     await proxy?.close();

