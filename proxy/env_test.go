@@ -235,7 +235,17 @@ const (
 	nodeFetch = `fetch(process.argv[1]).then(async (r) => {
   console.log('x-agentvcr: ' + r.headers.get('x-agentvcr') + '\n' + await r.text());
 }).catch((e) => { console.error(e); process.exit(1); });`
-	nodeHTTPS = `require('node:https').get(process.argv[1], (r) => {
+	// nodeGet: node:http or node:https by the URL's scheme, with the
+	// default agent.
+	nodeGet = `require(process.argv[1].startsWith('https:') ? 'node:https' : 'node:http').get(process.argv[1], (r) => {
+  let body = '';
+  r.on('data', (d) => { body += d; });
+  r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
+}).on('error', (e) => { console.error(String(e)); process.exit(1); });`
+	// nodeHTTPSOwnAgent: node:https with an Agent of its own, as a library
+	// that keeps its connections alive makes one.
+	nodeHTTPSOwnAgent = `const https = require('node:https');
+https.get(process.argv[1], { agent: new https.Agent({ keepAlive: false }) }, (r) => {
   let body = '';
   r.on('data', (d) => { body += d; });
   r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
@@ -266,6 +276,7 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 		return e
 	}
 	node := func(url string) (string, []string) { return "node", []string{"-e", nodeFetch, url} }
+	nodeHTTP := func(url string) (string, []string) { return "node", []string{"-e", nodeGet, url} }
 	python := func(url string) (string, []string) { return "python3", []string{"-c", pythonRequests, url} }
 	curl := func(url string) (string, []string) {
 		return "curl", []string{"-sS", "--max-time", "10", "-D", "-", url}
@@ -280,6 +291,9 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 		{"node fetch, https localhost", w.url("https", "localhost"), env, node},
 		{"node fetch, https 127.0.0.1", w.url("https", "127.0.0.1"), env, node},
 		{"node fetch, http localhost", w.url("http", "localhost"), env, node},
+		{"node:https, https localhost", w.url("https", "localhost"), env, nodeHTTP},
+		{"node:https, https 127.0.0.1", w.url("https", "127.0.0.1"), env, nodeHTTP},
+		{"node:http, http 127.0.0.1", w.url("http", "127.0.0.1"), env, nodeHTTP},
 		{"python requests, https localhost", w.url("https", "localhost"), env, python},
 		{"python requests, https 127.0.0.1", w.url("https", "127.0.0.1"), env, python},
 		{"python requests, http 127.0.0.1", w.url("http", "127.0.0.1"), env, python},
@@ -355,10 +369,11 @@ func TestWitnessSeesAnAgentGoDirect(t *testing.T) {
 	}
 }
 
-// TestNodeWarnsWhenDirect: Node 20 sends node:https around HTTPS_PROXY
-// (Node 22.21+/24.5+ with NODE_USE_ENV_PROXY does not), and so does fetch
-// once a program installs a dispatcher of its own; the preload Env hands
-// out says so on stderr, once.
+// TestNodeWarnsWhenDirect: node:https with an Agent a library makes
+// itself goes around HTTPS_PROXY (only the default agents are routed, by
+// the preload on Node 20 and by Node 22.21+/24.5+ itself), and so does
+// fetch once a program installs a dispatcher of its own; the preload Env
+// hands out says so on stderr, once.
 func TestNodeWarnsWhenDirect(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(nodeModules, "undici", "package.json")); err != nil {
 		t.Fatalf("undici is not installed: npm ci --prefix proxy/testdata/node (.ci/run does): %v", err)
@@ -375,7 +390,7 @@ func TestNodeWarnsWhenDirect(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"node:https", []string{"-e", nodeHTTPS, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
+		{"node:https with its own agent", []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
 		{"fetch with its own dispatcher", []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
 	}
 	for _, tt := range tests {

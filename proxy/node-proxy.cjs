@@ -3,7 +3,7 @@
 // connection goes around it.
 //
 // proxy.Env (recorder env, the proxy's start line) writes this file beside
-// the proxy's CA and loads it with NODE_OPTIONS=--require. It does two
+// the proxy's CA and loads it with NODE_OPTIONS=--require. It does three
 // things, and nothing at all when no proxy is set:
 //
 //  1. fetch. Node 22.21+ and 24+ send fetch through the proxy themselves
@@ -14,12 +14,19 @@
 //     nothing needs installing; a program that installs a dispatcher of its
 //     own replaces this one.
 //
-//  2. A warning. node:http and node:https follow the proxy only on Node
-//     22.21+ / 24.5+ with NODE_USE_ENV_PROXY=1, and never with an Agent a
-//     library makes itself. Every HTTP connection this process opens (fetch
-//     or node:http) to a host NO_PROXY does not exempt is checked: one that
-//     does not land on the proxy is reported on stderr, once per origin,
-//     since it may have reached the real service unrecorded.
+//  2. node:http and node:https. Node 22.21+ / 24.5+ send them through the
+//     proxy themselves when NODE_USE_ENV_PROXY=1. On older Node this file
+//     replaces http.globalAgent and https.globalAgent with agents that
+//     tunnel through the proxy with the same CONNECT code (honouring
+//     NO_PROXY; TLS inside the tunnel trusts NODE_EXTRA_CA_CERTS, as every
+//     TLS connection in this process does). A request with an Agent of its
+//     own (a library's keep-alive agent, agent: false) is not routed.
+//
+//  3. A warning. Every HTTP connection this process opens (fetch or
+//     node:http) to a host NO_PROXY does not exempt is checked: one that
+//     does not land on the proxy (a dispatcher or an Agent the program
+//     made itself) is reported on stderr, once per origin, since it may
+//     have reached the real service unrecorded.
 'use strict';
 
 (() => {
@@ -86,8 +93,9 @@
     const origin = `${protocol}//${net.isIPv6(bare(host)) ? `[${bare(host)}]` : bare(host)}:${port}`;
     const why = what.startsWith('fetch')
       ? 'A dispatcher the program installed replaced the proxy\'s: make it undici\'s EnvHttpProxyAgent'
-      : `node:http(s) follows HTTPS_PROXY only on Node 22.21+ or 24.5+ (this is ${process.version}) with ` +
-        'NODE_USE_ENV_PROXY=1, and never with an Agent a library makes itself';
+      : 'node:http(s) goes through the proxy with its default agent (http.globalAgent, https.globalAgent), ' +
+        'never with an Agent a library makes itself (or agent: false): give the library no agent of its own, ' +
+        'or one that tunnels through HTTPS_PROXY';
     warnOnce(origin, `agentvcr: WARNING: ${what} connection to ${origin} went around the proxy ` +
       `(to ${socket.remoteAddress}:${socket.remotePort}, not ${Object.values(proxies).map((u) => u.host).join(' or ')}): ` +
       `it may have reached the real service, unrecorded. ${why}; see "Put an agent behind it" in agentvcr's docs/proxy.md.`);
@@ -111,31 +119,18 @@
     else request.once('socket', watch);
   });
 
-  // fetch: leave it to Node where Node does it, or where a dispatcher is
-  // already installed before any code has run.
-  const dispatcherKey = Symbol.for('undici.globalDispatcher.1');
   const [major, minor] = process.versions.node.split('.').map(Number);
-  const nodeProxies = process.env.NODE_USE_ENV_PROXY === '1' && (major >= 24 || major === 22 && minor >= 21);
-  if (nodeProxies || globalThis[dispatcherKey] !== undefined) return;
-  // Loads Node's undici, which installs its Agent: a few milliseconds that
-  // a process using fetch pays anyway. Later, a dispatcher already there
-  // could not be told from one the program installed.
-  void globalThis.Headers;
-  const direct = globalThis[dispatcherKey];
-  if (!direct || typeof direct.dispatch !== 'function') {
-    warnOnce('no undici', `agentvcr: WARNING: Node ${process.version} has no fetch dispatcher to route; fetch may go around the proxy`);
-    return;
-  }
-  const Agent = direct.constructor;
+  const useEnvProxy = process.env.NODE_USE_ENV_PROXY === '1';
 
-  // tunnel opens a connection for undici through the proxy: CONNECT, then
-  // TLS to the origin inside it for https (trusting NODE_EXTRA_CA_CERTS,
-  // as every TLS connection in this process does).
+  // tunnel opens a connection through the proxy to protocol//hostname:port:
+  // CONNECT, then, for https, TLS to the origin inside it with tlsOptions
+  // (trusting NODE_EXTRA_CA_CERTS, as every TLS connection in this process
+  // does). callback(err, socket) gets the connection.
   const connectTimeout = 10_000;
-  const tunnel = (opts, callback) => {
-    const proxy = proxies[opts.protocol];
-    const host = bare(opts.hostname);
-    const port = Number(opts.port) || defaultPort(opts.protocol);
+  const tunnel = ({ protocol, hostname, port, servername }, tlsOptions, callback) => {
+    const proxy = proxies[protocol];
+    const host = bare(hostname);
+    port = Number(port) || defaultPort(protocol);
     const authority = `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
     let auth = '';
     if (proxy.username) {
@@ -172,12 +167,12 @@
           finish(new Error(`agentvcr: the proxy at ${proxy.host} answered CONNECT ${authority} with "${status}"`));
           return;
         }
-        if (opts.protocol !== 'https:') {
+        if (protocol !== 'https:') {
           finish(null, sock);
           return;
         }
-        const servername = opts.servername || (net.isIP(host) ? undefined : host);
-        const secure = require('node:tls').connect({ socket: sock, host, servername, ALPNProtocols: ['http/1.1'] });
+        const name = servername || (net.isIP(host) ? undefined : host);
+        const secure = require('node:tls').connect({ ...tlsOptions, socket: sock, host, servername: name });
         secure.once('secureConnect', () => finish(null, secure));
         secure.on('error', (err) => finish(err));
         return;
@@ -185,6 +180,45 @@
     };
     sock.on('readable', onReadable);
   };
+
+  // node:http(s): leave it to Node where Node does it.
+  if (!(useEnvProxy && (major > 24 || major === 24 && minor >= 5 || major === 22 && minor >= 21))) {
+    const http = require('node:http');
+    const https = require('node:https');
+    // An Agent's createConnection may answer through its callback: the
+    // tunnel's socket once the proxy has opened it. Connections NO_PROXY
+    // exempts, or for a scheme with no proxy, are the Agent's own.
+    const tunnelling = (Base, protocol) => class extends Base {
+      createConnection(options, callback) {
+        const port = Number(options.port) || defaultPort(protocol);
+        if (!proxies[protocol] || options.socketPath || exempt(options.host || 'localhost', port)) {
+          return super.createConnection(options, callback);
+        }
+        const { host, port: _port, path: _path, socket: _socket, ...tlsOptions } = options;
+        tunnel({ protocol, hostname: host || 'localhost', port, servername: options.servername }, tlsOptions, callback);
+        return undefined;
+      }
+    };
+    // The agents Node makes by default, with the same options.
+    http.globalAgent = new (tunnelling(http.Agent, 'http:'))(http.globalAgent.options);
+    https.globalAgent = new (tunnelling(https.Agent, 'https:'))(https.globalAgent.options);
+  }
+
+  // fetch: leave it to Node where Node does it, or where a dispatcher is
+  // already installed before any code has run.
+  const dispatcherKey = Symbol.for('undici.globalDispatcher.1');
+  const nodeProxies = useEnvProxy && (major >= 24 || major === 22 && minor >= 21);
+  if (nodeProxies || globalThis[dispatcherKey] !== undefined) return;
+  // Loads Node's undici, which installs its Agent: a few milliseconds that
+  // a process using fetch pays anyway. Later, a dispatcher already there
+  // could not be told from one the program installed.
+  void globalThis.Headers;
+  const direct = globalThis[dispatcherKey];
+  if (!direct || typeof direct.dispatch !== 'function') {
+    warnOnce('no undici', `agentvcr: WARNING: Node ${process.version} has no fetch dispatcher to route; fetch may go around the proxy`);
+    return;
+  }
+  const Agent = direct.constructor;
 
   class ProxyDispatcher extends Agent {
     dispatch(opts, handler) {
@@ -198,7 +232,9 @@
   // As undici's setGlobalDispatcher does, so that a program may still
   // install its own.
   Object.defineProperty(globalThis, dispatcherKey, {
-    value: new ProxyDispatcher({ connect: tunnel }),
+    value: new ProxyDispatcher({
+      connect: (opts, callback) => tunnel(opts, { ALPNProtocols: ['http/1.1'] }, callback),
+    }),
     writable: true,
     enumerable: false,
     configurable: false,

@@ -65,3 +65,5 @@ export type {
   ToolRequestEvent,
 } from './openapi.js';
 // useProxy (H-useproxy) is exported below.
+export { useProxy } from './useproxy.js';
+export type { ProxyTarget, ProxyUse, UseProxyOptions } from './useproxy.js';

@@ -1,0 +1,205 @@
+// "agentvcr/vitest": vitest's test with a recording proxy per worker and a
+// test scope per test, ended with the test's result.
+import { test as base } from 'vitest';
+import type { TaskMeta, TestAPI, TestContext } from 'vitest';
+import { ScopeFailedError } from './control.js';
+import type { Control } from './control.js';
+import type { MissReport, Stats } from './openapi.js';
+import { startProxy } from './proxy.js';
+import type { Proxy, ProxyOptions } from './proxy.js';
+import { useProxy } from './useproxy.js';
+import type { ProxyUse, UseProxyOptions } from './useproxy.js';
+
+/**
+ * How the worker's proxy is started: startProxy's options that a config
+ * can hold (JSON: no binary path from code, no env). The mode defaults to
+ * the proxy's: replay when CI is set, else auto.
+ */
+export type AgentvcrOptions = Omit<ProxyOptions, 'env'>;
+
+/** What a test's scope did, in task.meta.agentvcr (and so in reporters, e.g. the JSON reporter's meta). */
+export interface AgentvcrMeta {
+  /** The scope's name: the test's full name, made unique in the worker. */
+  scope: string;
+  /** The proxy the worker ran, as http://127.0.0.1:PORT. */
+  proxy: string;
+  /** Whether the scope ended as passed (its recordings written). */
+  passed: boolean;
+  /** Recordings written (passed) or dropped (failed). */
+  recorded: number;
+  dropped: number;
+  /** Replay misses in the scope, with the nearest recording of each. */
+  missed: number;
+  misses: MissReport[];
+  /** Requests the scripted model answered. */
+  modelCalls: number;
+  /** What the proxy did in the scope, by outcome. */
+  stats: Stats;
+  /** The scope's problems: unused scripts, unscripted prompts, unknown Slack methods. */
+  unused: string[];
+  unscripted: string[];
+  unknownSlack: string[];
+  /** Connections that went around the proxy, when the test called vcr.useProxy(). */
+  violations: string[];
+}
+
+declare module 'vitest' {
+  interface TaskMeta {
+    /** What agentvcr's vcr fixture saw: the test's scope and what the proxy did in it. */
+    agentvcr?: AgentvcrMeta;
+  }
+  interface ProvidedContext {
+    /** The worker proxy's options for "agentvcr/vitest", from the config's test.provide. */
+    agentvcr: AgentvcrOptions;
+  }
+}
+
+/** The per-test fixture: the test's scope on the worker's proxy. */
+export interface Vcr {
+  /** The scope's name. */
+  readonly name: string;
+  /** The worker's proxy. */
+  readonly proxy: Proxy;
+  /** Its control client (scripted model, Slack mock, faults, progress). */
+  readonly control: Control;
+  /**
+   * Sends this process's fetch and node:http(s) through the proxy for the
+   * rest of the test (useProxy with its guard): a connection that goes
+   * around the proxy fails the test. Restored when the test ends.
+   */
+  useProxy(opts?: UseProxyOptions): ProxyUse;
+}
+
+/** The fixtures "agentvcr/vitest" adds to vitest's test. */
+export interface AgentvcrFixtures {
+  /** The test's scope; set up for every test (auto), ended with the test's result. */
+  vcr: Vcr;
+}
+/** The worker-scoped fixtures: the options and the proxy they start. */
+export interface AgentvcrWorkerFixtures {
+  agentvcr: AgentvcrOptions;
+  proxy: Proxy;
+}
+
+const sub = (a: Stats, b: Stats): Stats =>
+  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k as keyof Stats] ?? 0)])) as unknown as Stats;
+
+/**
+ * createTest returns vitest's test extended with:
+ *
+ * - `proxy` (worker scope): one proxy per worker (startProxy), started on
+ *   first use and closed when the worker ends, so no setup file is
+ *   needed: this fixture is the "one proxy per worker" a setup file would
+ *   start, and unlike a setup file it hands the proxy to the test typed.
+ *   Its options are `options`, overridden by the config's
+ *   `test.provide.agentvcr` (an injected fixture, the way vitest lets a
+ *   config set a fixture's value). Workers share the cassette directory;
+ *   the proxy's cassette locks keep each one's recordings.
+ * - `vcr` (per test, automatic): a scope named after the test's full name
+ *   (file > describe > test), ended with the test's result, which vitest
+ *   has settled before fixtures are torn down: a failed test's recordings
+ *   are dropped. The scope's problems (unused scripts, unscripted prompts,
+ *   unknown Slack methods), replay misses and, after vcr.useProxy(),
+ *   connections around the proxy fail the test. What happened is in
+ *   task.meta.agentvcr.
+ */
+export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures> {
+  const names = new Map<string, number>();
+  return base.extend({
+    agentvcr: [options, { scope: 'worker', injected: true }] as never,
+    proxy: [
+      async ({ agentvcr }: { agentvcr: AgentvcrOptions }, use: (p: Proxy) => Promise<void>) => {
+        const proxy = await startProxy(agentvcr);
+        try {
+          await use(proxy);
+        } finally {
+          await proxy.close();
+        }
+      },
+      { scope: 'worker' },
+    ] as never,
+    vcr: [
+      async ({ proxy, task }: { proxy: Proxy; task: TestContext['task'] }, use: (v: Vcr) => Promise<void>) => {
+        const full = [task.file.name, ...suiteNames(task), task.name].join(' > ');
+        const n = (names.get(full) ?? 0) + 1;
+        names.set(full, n);
+        const name = n === 1 ? full : `${full} (${n})`;
+        const { control } = proxy;
+        const [statsBefore, missesBefore] = await Promise.all([control.stats(), control.misses()]);
+        await control.beginScope(name);
+        const uses: ProxyUse[] = [];
+        await use({
+          name,
+          proxy,
+          control,
+          useProxy: (opts) => {
+            const u = useProxy(proxy, { guard: true, ...opts });
+            uses.push(u);
+            return u;
+          },
+        });
+        // vitest has set the test's state by now (runTest: the test, then
+        // afterEach, then fixture teardown).
+        const violations = uses.flatMap((u) => u.violations());
+        for (const u of uses.reverse()) u.restore();
+        const passed = task.result?.state !== 'fail' && violations.length === 0;
+        let failure: ScopeFailedError | undefined;
+        let result: { recorded: number; missed: number; dropped?: number } | undefined;
+        try {
+          result = await control.endScope(name, passed);
+        } catch (err) {
+          if (!(err instanceof ScopeFailedError)) throw err;
+          failure = err;
+        }
+        const [statsAfter, missesAfter] = await Promise.all([control.stats(), control.misses()]);
+        const stats = sub(statsAfter, statsBefore);
+        const misses = missesAfter.slice(missesBefore.length);
+        const meta: AgentvcrMeta = {
+          scope: name,
+          proxy: proxy.url,
+          passed: passed && !failure,
+          recorded: passed && !failure ? (result?.recorded ?? 0) : 0,
+          dropped: failure?.dropped ?? result?.dropped ?? (passed ? 0 : result?.recorded ?? 0),
+          missed: failure?.missed ?? result?.missed ?? 0,
+          misses,
+          modelCalls: stats.faked,
+          stats,
+          unused: failure?.unused ?? [],
+          unscripted: failure?.unscripted ?? [],
+          unknownSlack: failure?.unknownSlack ?? [],
+          violations,
+        };
+        (task.meta as TaskMeta).agentvcr = meta;
+        const problems: string[] = [];
+        if (failure) problems.push(failure.message);
+        if (meta.missed > 0) {
+          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${meta.missed} replay miss(es): nothing recorded matched ` +
+            '(record again locally without CI set, or see the nearest recording):\n' +
+            misses.map((m) => `  - ${m.method} ${m.url}${m.nearestUrl ? ` (nearest ${m.nearestUrl}${m.differ?.length ? `, differs in ${m.differ.join(', ')}` : ''})` : ''}`).join('\n'));
+        }
+        if (violations.length > 0) {
+          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${violations.length} connection(s) went around the proxy ` +
+            '(a library with its own Agent or dispatcher: give it none, or one through HTTPS_PROXY):\n' +
+            violations.map((v) => `  - ${v.replace(/\n/g, '\n    ')}`).join('\n'));
+        }
+        if (problems.length > 0) throw new Error(problems.join('\n'));
+      },
+      { auto: true },
+    ] as never,
+  }) as unknown as TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures>;
+}
+
+/** The names of the describe blocks a test is in, outermost first. */
+function suiteNames(task: TestContext['task']): string[] {
+  const names: string[] = [];
+  for (let s = task.suite; s && s !== (task.file as unknown); s = s.suite) names.unshift(s.name);
+  return names;
+}
+
+/**
+ * vitest's test with the worker's `proxy` and each test's `vcr` scope (see
+ * createTest); the proxy's options come from the config's
+ * `test.provide.agentvcr`.
+ */
+export const test = createTest();
+export { expect, describe } from 'vitest';

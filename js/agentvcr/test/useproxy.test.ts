@@ -1,0 +1,106 @@
+// useProxy sends this process's fetch and node:http(s) through the proxy,
+// on the PATH's Node (in the vitest process) and on Node 22 and 24 (a
+// child that runs the same scenario), and its guard names what went around it.
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { useProxy } from '../src/useproxy.js';
+import { scenario, type ScenarioInput, type ScenarioOutput } from './useproxy.scenario.js';
+import { startProxy, type Proxy } from '../src/index.js';
+import { node22, node24, selfSigned, startOrigin, tempDir, type Origin } from './useproxy.helpers.js';
+
+const scenarioPath = fileURLToPath(new URL('./useproxy.scenario.ts', import.meta.url));
+
+function onNode(node: string, input: ScenarioInput): Promise<ScenarioOutput> {
+  return new Promise((resolve, reject) => {
+    execFile(node, ['--experimental-strip-types', '--no-warnings', scenarioPath, JSON.stringify(input)], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      timeout: 20_000,
+    }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${node}: ${err.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      resolve(JSON.parse(stdout) as ScenarioOutput);
+    });
+  });
+}
+
+describe('useProxy', () => {
+  let plain: Origin, secure: Origin, refused: Origin, bystander: Origin;
+  let proxy: Proxy;
+  let cleanup: () => void;
+  let input: ScenarioInput;
+
+  beforeAll(async () => {
+    let dir: string;
+    [dir, cleanup] = tempDir('agentvcr-useproxy-');
+    const cert = selfSigned(dir);
+    [plain, secure, refused, bystander] = await Promise.all([startOrigin(), startOrigin(cert), startOrigin(), startOrigin()]);
+    proxy = await startProxy({
+      mode: 'passthrough', dir: `${dir}/cassettes`, caDir: `${dir}/ca`, allow: [plain.url, secure.url], upstreamCA: [cert.certPath],
+    });
+    input = {
+      proxy: { url: proxy.url, caPath: proxy.caPath, env: proxy.env, controlUrl: proxy.controlUrl },
+      plain: plain.url, secure: secure.url, refused: refused.url, bystander: bystander.url,
+    };
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await Promise.all([plain, secure, refused, bystander].map((o) => o?.close()));
+    cleanup?.();
+  });
+
+  const check = (out: ScenarioOutput): void => {
+    for (const [how, r] of Object.entries(out.through)) {
+      expect(r, `${out.node} ${how}`).toMatchObject({ status: 200 });
+      expect(r.header, `${out.node} ${how}: the proxy's X-Agentvcr header`).toBeTruthy();
+    }
+    for (const [how, r] of Object.entries(out.refused)) {
+      expect(r.status === 200 && r.body?.startsWith('hello'), `${out.node} ${how} reached ${refused.url}: ${JSON.stringify(r)}`).toBe(false);
+    }
+    expect(out.exempt, `${out.node} localhost is in NO_PROXY`).toMatchObject({ status: 200, header: null, body: 'hello /exempt' });
+    expect(out.violations, out.violations.join('\n\n')).toHaveLength(2);
+    expect(out.violations[0]).toMatch(new RegExp(`^node:http connection to ${bystander.url}:?\\d* went around the proxy`));
+    expect(out.violations[0]).toContain('useproxy.scenario.ts'); // the stack of the request
+    expect(out.violations[1]).toMatch(new RegExp(`^fetch \\(undici\\) connection to ${bystander.url} went around the proxy`));
+    expect(out.restored).toEqual({ dispatcher: true, http: true, https: true });
+    expect(out.afterRestore).toMatchObject({ status: 200, header: null, body: 'hello /after' });
+  };
+
+  test('on the PATH Node, in this process', async () => {
+    const before = { plain: plain.requests().length, secure: secure.requests().length };
+    check(await scenario(input));
+    expect(plain.requests().length - before.plain).toBe(2);
+    expect(secure.requests().length - before.secure).toBe(2);
+    expect(refused.connections()).toBe(0);
+  });
+
+  for (const [node, major, undici] of [[node22, 22, 6], [node24, 24, 7]] as const) {
+    test(`on Node ${major}, whose bundled fetch (undici ${undici}) meets npm undici 7`, async () => {
+      const before = { plain: plain.requests().length, secure: secure.requests().length };
+      const out = await onNode(node, input);
+      expect(out.node).toMatch(new RegExp(`^v${major}\\.`));
+      expect(out.undici).toMatch(new RegExp(`^${undici}\\.`));
+      check(out);
+      expect(plain.requests().length - before.plain).toBe(2);
+      expect(secure.requests().length - before.secure).toBe(2);
+      expect(refused.connections()).toBe(0);
+    });
+  }
+
+  test('Symbol.dispose restores; the control API is reached directly', async () => {
+    const before = http.globalAgent;
+    {
+      using use = useProxy(input.proxy, { guard: true });
+      expect(http.globalAgent).not.toBe(before);
+      // The control API on the proxy's host, which the proxy does not allow.
+      const r = await fetch(`${proxy.controlUrl}/v1/stats`, { headers: { authorization: `Bearer ${proxy.token}` } });
+      expect(r.status).toBe(200);
+      expect(use.violations()).toEqual([]);
+    }
+    expect(http.globalAgent).toBe(before);
+  });
+
+  test('says what to do with a bad CA path', () => {
+    expect(() => useProxy({ url: proxy.url, caPath: '/nonexistent/ca.pem' })).toThrow(/cannot read the proxy's CA/);
+  });
+});
