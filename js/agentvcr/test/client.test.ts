@@ -79,6 +79,22 @@ test('a proxy that dies later fails calls and close at once, naming the exit', a
   await expect(proxy.control.waitIdle({ timeoutMs: 1000 })).rejects.toThrow(ControlError);
 });
 
+test('an event stream left mid-request does not hold up the proxy\'s stop', async () => {
+  const proxy = await startProxy({ dir: tempDir(), caDir, fakeModel: true });
+  await proxy.control.model.respond('a', ['streamed words, several of them']);
+  const d = via(proxy);
+  const stream = proxy.control.events();
+  await stream.ready;
+  const pending = anthropic(d, { stream: true, messages: [{ role: 'user', content: 'x' }] });
+  for await (const ev of stream) if (ev.type === 'response') break;
+  expect((await pending).status).toBe(200);
+  await d.close();
+  const t0 = performance.now();
+  await proxy.close();
+  // A lingering stream connection kept the stop waiting for seconds.
+  expect(performance.now() - t0).toBeLessThan(2_000);
+});
+
 describe('with an origin', () => {
   let origin: Origin;
   beforeAll(async () => {
