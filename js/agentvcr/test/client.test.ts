@@ -4,7 +4,7 @@
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlError, ScopeFailedError, startProxy } from '../src/index.js';
+import { Control, ControlError, ScopeFailedError, startProxy } from '../src/index.js';
 import type { Proxy } from '../src/index.js';
 import { anthropic, median, send, startOrigin, tempDir, via } from './client-helpers.js';
 import type { Origin } from './client-helpers.js';
@@ -47,6 +47,18 @@ test('a proxy that cannot start rejects with its exit code and stderr', async ()
   expect(err).toBeInstanceOf(Error);
   expect((err as Error).message).toMatch(/exited with code \d+ before it was ready/);
   expect((err as Error).message).toContain('no-such-flag');
+});
+
+test('a missing binary says how to name one', async () => {
+  const err = await startProxy({ binary: '/nonexistent/recorder' }).catch((e: Error) => e);
+  expect((err as Error).message).toMatch(/cannot run the recorder binary: .*ENOENT.*set AGENTVCR_BINARY/);
+});
+
+test('a wrong token is the API\'s 401, as a ControlError', async () => {
+  await using proxy = await startProxy({ dir: tempDir(), caDir });
+  const wrong = new Control(proxy.controlUrl, 'not-the-token');
+  await expect(wrong.stats()).rejects.toMatchObject({ name: 'ControlError', status: 401, route: 'GET /v1/stats' });
+  await wrong.close();
 });
 
 test('a proxy that prints no start line is killed at the deadline, its stderr in the error', async () => {
@@ -102,9 +114,9 @@ describe('with an origin', () => {
   });
   afterAll(() => origin.close());
 
-  const opts = (dir: string, mode?: 'auto' | 'replay') => ({
+  const opts = (dir: string, mode?: 'auto' | 'replay', ca = caDir) => ({
     dir,
-    caDir,
+    caDir: ca,
     allow: [origin.url],
     upstreamCA: [origin.caPath],
     ...(mode ? { mode } : {}),
@@ -112,7 +124,9 @@ describe('with an origin', () => {
 
   test('four proxies record into one directory at once; a replay proxy finds every recording', async () => {
     const dir = tempDir();
-    const proxies = await Promise.all([0, 1, 2, 3].map(() => startProxy(opts(dir, 'auto'))));
+    // A fresh CA directory too: the four make (or load) one CA between them.
+    const fresh = tempDir('agentvcr-ca-');
+    const proxies = await Promise.all([0, 1, 2, 3].map(() => startProxy(opts(dir, 'auto', fresh))));
     await Promise.all(
       proxies.map(async (p, i) => {
         const d = via(p);

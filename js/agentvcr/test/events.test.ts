@@ -150,3 +150,17 @@ test('a bad hold is the proxy\'s 400 on ready and on iteration', async () => {
     })(),
   ).rejects.toThrow(/cannot hold "request"/);
 });
+
+test('an aborted signal ends the iteration', async () => {
+  const ac = new AbortController();
+  const stream = proxy.control.events({ signal: ac.signal });
+  await stream.ready;
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const ev of stream) seen.push(ev.type);
+  })();
+  ac.abort();
+  await done;
+  await stream.closed;
+  expect(seen).toEqual([]);
+});
