@@ -95,8 +95,18 @@ test('a handler that throws still releases its hold; the error is collected', as
   expect(got.status).toBe(200);
   await sub.close();
   expect(sub.errors().map((e) => e.message)).toEqual(['handler broke']);
-  const noSend = await proxy.control.onProgress(async (_ev, { send }) => send('x'));
+  let sawRequest!: () => void;
+  const saw = new Promise<void>((resolve) => (sawRequest = resolve));
+  const noSend = await proxy.control.onProgress(async (ev, { send }) => {
+    if (ev.type !== 'request') return;
+    try {
+      await send('x');
+    } finally {
+      sawRequest();
+    }
+  });
   await anthropic(d, { messages: [{ role: 'user', content: 'y' }] }); // unscripted: still events
+  await saw;
   await noSend.close();
   expect(noSend.errors()[0]?.message).toMatch(/pass \{send\}|needs onProgress\(handler, \{ send/);
 });

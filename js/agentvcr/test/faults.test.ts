@@ -58,7 +58,7 @@ test('a cut stream ends before message_stop; a stalled one is in flight until it
     expect(cut.text).not.toContain('message_stop');
   }
 
-  await proxy.control.stallStream({ after: 1, delayMs: 600 });
+  await proxy.control.stallStream({ after: 1, delayMs: 1500 });
   const stream = proxy.control.events();
   await stream.ready;
   const pending = anthropic(d, { stream: true, messages: [{ role: 'user', content: 'stall it' }] });
