@@ -3,6 +3,7 @@
 // directory, scopes (422 included) and waitIdle.
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Control, ControlError, ScopeFailedError, startProxy } from '../src/index.js';
 import type { Proxy } from '../src/index.js';
@@ -59,6 +60,25 @@ test('a wrong token is the API\'s 401, as a ControlError', async () => {
   const wrong = new Control(proxy.controlUrl, 'not-the-token');
   await expect(wrong.stats()).rejects.toMatchObject({ name: 'ControlError', status: 401, route: 'GET /v1/stats' });
   await wrong.close();
+});
+
+test('control calls never go through a global dispatcher that routes this process through the proxy', async () => {
+  await using proxy = await startProxy({ dir: tempDir(), caDir });
+  const before = getGlobalDispatcher();
+  setGlobalDispatcher(new ProxyAgent({ uri: proxy.url }));
+  try {
+    await proxy.control.beginScope('through?');
+    const stream = proxy.control.events();
+    await stream.ready;
+    stream.close();
+    await proxy.control.endScope('through?', true);
+    // Routed through the proxy, a loopback call would have been refused (403).
+    expect(await proxy.control.stats()).toMatchObject({ refused: 0, passthrough: 0, live: 0 });
+  } finally {
+    const ours = getGlobalDispatcher();
+    setGlobalDispatcher(before);
+    await ours.close();
+  }
 });
 
 test('a proxy that prints no start line is killed at the deadline, its stderr in the error', async () => {
