@@ -2,7 +2,7 @@
 // scopes, stats, in-flight requests, progress events and holds, faults, the
 // Slack mock and the scripted model, over loopback HTTP with the bearer
 // token. Its bodies' types come from the generated openapi.ts.
-import { Agent, request } from 'undici';
+import { Agent, Client, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { openEvents, subscribe } from './events.js';
 import type { EventStream, EventsOptions, ProgressHandler, OnProgressOptions, Subscription } from './events.js';
@@ -124,7 +124,8 @@ export interface SlackControl {
 /** Internal: how events.ts and model.ts call the control API. */
 export interface Transport {
   call<T>(method: string, path: string, body?: unknown): Promise<T>;
-  open(path: string, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
+  /** Opens a long-lived GET on a connection of its own; destroy() drops that connection. */
+  open(path: string, signal: AbortSignal): Promise<{ res: Dispatcher.ResponseData; destroy(): void }>;
   fail(route: string, status: number, body: string): ControlError;
   /** Why the proxy may be gone, if known. */
   diagnose(): string | undefined;
@@ -351,16 +352,23 @@ export class Control {
     return JSON.parse(text) as T;
   }
 
-  async #open(path: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #open(path: string, signal: AbortSignal): Promise<{ res: Dispatcher.ResponseData; destroy(): void }> {
+    // A connection of its own, destroyed when the stream closes: the proxy
+    // sees the stream gone at once and ends its holds (a pooled connection
+    // might linger, keeping the proxy's stop waiting for it).
+    const client = new Client(this.url, { bodyTimeout: 0, connect: { timeout: 10_000 } });
+    const destroy = () => void client.destroy().catch(() => {});
+    signal.addEventListener('abort', destroy, { once: true });
     try {
-      return await request(this.url + path, {
+      const res = await request(this.url + path, {
         method: 'GET',
-        dispatcher: this.#agent,
+        dispatcher: client,
         headers: { authorization: `Bearer ${this.#token}`, accept: 'text/event-stream' },
         signal,
-        bodyTimeout: 0,
       });
+      return { res, destroy };
     } catch (err) {
+      destroy();
       if (signal.aborted) throw err;
       throw this.#unreachable(`GET ${path.replace(/\?.*/, '')}`, err);
     }

@@ -2,6 +2,7 @@
 // stream of GET /v1/events as an async iterator, and onProgress, which
 // holds events, awaits a handler and releases them.
 import type { Control, Transport } from './control.js';
+import type { Dispatcher } from 'undici';
 import type { Event, HoldableEventType } from './openapi.js';
 
 /** A progress event, as the proxy sends it (the API's Event union, by type). */
@@ -104,14 +105,25 @@ export function openEvents(t: Transport, opts: EventsOptions): EventStream {
   }
 
   (async () => {
-    const res = await t.open(path, abort.signal);
-    if (res.statusCode !== 200) {
-      throw t.fail(`GET /v1/events`, res.statusCode, await res.body.text());
+    const { res, destroy } = await t.open(path, abort.signal);
+    try {
+      if (res.statusCode !== 200) {
+        throw t.fail(`GET /v1/events`, res.statusCode, await res.body.text());
+      }
+      await read(res.body);
+    } finally {
+      destroy();
     }
+  })().then(
+    () => finish(),
+    (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+  );
+
+  async function read(body: Dispatcher.ResponseData['body']): Promise<void> {
     let buf = '';
     let data: string[] = [];
-    res.body.setEncoding('utf8');
-    for await (const chunk of res.body as AsyncIterable<string>) {
+    body.setEncoding('utf8');
+    for await (const chunk of body as AsyncIterable<string>) {
       buf += chunk;
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -131,10 +143,7 @@ export function openEvents(t: Transport, opts: EventsOptions): EventStream {
         }
       }
     }
-  })().then(
-    () => finish(),
-    (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
-  );
+  }
 
   return {
     ready,

@@ -14,7 +14,17 @@ export type {
   Subscription,
 } from './events.js';
 export { ScriptedModel } from './model.js';
-export type { AgentRef, PromptMatcher, Script, ScriptAnswer } from './model.js';
+export type {
+  AgentRef,
+  OutputAnswer,
+  PromptMatcher,
+  ProviderErrorAnswer,
+  Script,
+  ScriptAnswer,
+  TextAnswer,
+  ToolCallsAnswer,
+  TruncatedAnswer,
+} from './model.js';
 export { resolveBinary } from './binary.js';
 export type {
   components,

@@ -135,7 +135,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   });
   const describeExit = () =>
     spawnError && child.pid === undefined
-      ? `could not run ${binary}: ${spawnError.message}`
+      ? `cannot run the recorder binary: ${spawnError.message} (set AGENTVCR_BINARY, or the binary option, to the recorder's path)`
       : status
         ? `the proxy exited with ${status.signal ? `signal ${status.signal}` : `code ${status.code}`}`
         : undefined;
@@ -172,7 +172,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
     const timer = setTimeout(() => fail(`no start line within ${timeoutMs} ms`), timeoutMs);
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', onData);
-    void exited.then(() => fail(`${describeExit()} before it was ready`));
+    void exited.then(() => fail(spawnError && child.pid === undefined ? describeExit()! : `${describeExit()} before it was ready`));
   });
   // Whatever the proxy prints later is drained, never left to fill the pipe.
   child.stdout!.resume();

@@ -2,18 +2,28 @@
 // CA, and undici clients that go through a proxy trusting its CA (the
 // tests do not depend on useProxy).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProxyAgent, request } from 'undici';
+import { afterAll } from 'vitest';
 import type { Dispatcher } from 'undici';
 import type { Proxy } from '../src/index.js';
 
-/** tempDir makes a fresh directory under the OS temp dir. */
+const made: string[] = [];
+// Registered as the file imports this module, so it runs after the file's
+// own afterAll hooks (vitest runs them as a stack): after its proxies stop.
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** tempDir makes a fresh directory under the OS temp dir, removed after the test file. */
 export function tempDir(prefix = 'agentvcr-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 /** A CA and a certificate it signed for 127.0.0.1 and localhost, made with openssl. */

@@ -3,8 +3,9 @@
 // directory, scopes (422 included) and waitIdle.
 import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlError, ScopeFailedError, startProxy } from '../src/index.js';
+import { Control, ControlError, ScopeFailedError, startProxy } from '../src/index.js';
 import type { Proxy } from '../src/index.js';
 import { anthropic, median, send, startOrigin, tempDir, via } from './client-helpers.js';
 import type { Origin } from './client-helpers.js';
@@ -49,6 +50,37 @@ test('a proxy that cannot start rejects with its exit code and stderr', async ()
   expect((err as Error).message).toContain('no-such-flag');
 });
 
+test('a missing binary says how to name one', async () => {
+  const err = await startProxy({ binary: '/nonexistent/recorder' }).catch((e: Error) => e);
+  expect((err as Error).message).toMatch(/cannot run the recorder binary: .*ENOENT.*set AGENTVCR_BINARY/);
+});
+
+test('a wrong token is the API\'s 401, as a ControlError', async () => {
+  await using proxy = await startProxy({ dir: tempDir(), caDir });
+  const wrong = new Control(proxy.controlUrl, 'not-the-token');
+  await expect(wrong.stats()).rejects.toMatchObject({ name: 'ControlError', status: 401, route: 'GET /v1/stats' });
+  await wrong.close();
+});
+
+test('control calls never go through a global dispatcher that routes this process through the proxy', async () => {
+  await using proxy = await startProxy({ dir: tempDir(), caDir });
+  const before = getGlobalDispatcher();
+  setGlobalDispatcher(new ProxyAgent({ uri: proxy.url }));
+  try {
+    await proxy.control.beginScope('through?');
+    const stream = proxy.control.events();
+    await stream.ready;
+    stream.close();
+    await proxy.control.endScope('through?', true);
+    // Routed through the proxy, a loopback call would have been refused (403).
+    expect(await proxy.control.stats()).toMatchObject({ refused: 0, passthrough: 0, live: 0 });
+  } finally {
+    const ours = getGlobalDispatcher();
+    setGlobalDispatcher(before);
+    await ours.close();
+  }
+});
+
 test('a proxy that prints no start line is killed at the deadline, its stderr in the error', async () => {
   const dir = tempDir();
   const fake = join(dir, 'recorder');
@@ -79,6 +111,22 @@ test('a proxy that dies later fails calls and close at once, naming the exit', a
   await expect(proxy.control.waitIdle({ timeoutMs: 1000 })).rejects.toThrow(ControlError);
 });
 
+test('an event stream left mid-request does not hold up the proxy\'s stop', async () => {
+  const proxy = await startProxy({ dir: tempDir(), caDir, fakeModel: true });
+  await proxy.control.model.respond('a', ['streamed words, several of them']);
+  const d = via(proxy);
+  const stream = proxy.control.events();
+  await stream.ready;
+  const pending = anthropic(d, { stream: true, messages: [{ role: 'user', content: 'x' }] });
+  for await (const ev of stream) if (ev.type === 'response') break;
+  expect((await pending).status).toBe(200);
+  await d.close();
+  const t0 = performance.now();
+  await proxy.close();
+  // A lingering stream connection kept the stop waiting for seconds.
+  expect(performance.now() - t0).toBeLessThan(3_000);
+});
+
 describe('with an origin', () => {
   let origin: Origin;
   beforeAll(async () => {
@@ -86,9 +134,9 @@ describe('with an origin', () => {
   });
   afterAll(() => origin.close());
 
-  const opts = (dir: string, mode?: 'auto' | 'replay') => ({
+  const opts = (dir: string, mode?: 'auto' | 'replay', ca = caDir) => ({
     dir,
-    caDir,
+    caDir: ca,
     allow: [origin.url],
     upstreamCA: [origin.caPath],
     ...(mode ? { mode } : {}),
@@ -96,7 +144,9 @@ describe('with an origin', () => {
 
   test('four proxies record into one directory at once; a replay proxy finds every recording', async () => {
     const dir = tempDir();
-    const proxies = await Promise.all([0, 1, 2, 3].map(() => startProxy(opts(dir, 'auto'))));
+    // A fresh CA directory too: the four make (or load) one CA between them.
+    const fresh = tempDir('agentvcr-ca-');
+    const proxies = await Promise.all([0, 1, 2, 3].map(() => startProxy(opts(dir, 'auto', fresh))));
     await Promise.all(
       proxies.map(async (p, i) => {
         const d = via(p);
