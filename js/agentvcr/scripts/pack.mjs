@@ -8,8 +8,8 @@
 // -trimpath, the package's version stamped into `recorder --version`) and
 // stages the package @agentvcr/<platform> (package.json with os and cpu,
 // bin/recorder or bin/recorder.exe, a README). It stages the main package
-// "agentvcr" from the files `npm pack` takes from js/agentvcr (after
-// building dist/ with tsc), its package.json gaining optionalDependencies
+// "agentvcr" from the files `npm pack` takes from js/agentvcr and dist/
+// built by tsc, its package.json gaining optionalDependencies
 // on every platform's package at the same version: the source
 // package.json has none, because `npm ci` fails on an optional dependency
 // that is missing from the lockfile. Then `npm pack` of each into --out,
@@ -22,6 +22,7 @@
 // os/cpu check before it would fetch them.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,12 +96,17 @@ try {
     results.push({ ...pack(dir), platform, buildMs });
   }
 
-  // The main package: what npm pack would take from js/agentvcr, with the
-  // platform packages as optional dependencies.
-  run('npm', ['run', 'build'], { cwd: pkgDir });
-  const listed = JSON.parse(run('npm', ['pack', '--dry-run', '--json'], { cwd: pkgDir, capture: true }))[0].files;
+  // The main package: what npm pack would take from js/agentvcr, with
+  // dist/ compiled afresh into the staging directory (never over the
+  // dist/ that tests and a running build use), and the platform packages
+  // as optional dependencies.
   const main = path.join(stage, 'agentvcr');
-  for (const { path: file } of listed) cpSync(path.join(pkgDir, file), path.join(main, file), { preserveTimestamps: true });
+  const tsc = createRequire(path.join(pkgDir, 'package.json')).resolve('typescript/bin/tsc');
+  run(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', path.join(main, 'dist')], { cwd: pkgDir });
+  const listed = JSON.parse(run('npm', ['pack', '--dry-run', '--json'], { cwd: pkgDir, capture: true }))[0].files;
+  for (const { path: file } of listed) {
+    if (!file.startsWith('dist/')) cpSync(path.join(pkgDir, file), path.join(main, file), { preserveTimestamps: true });
+  }
   const optionalDependencies = Object.fromEntries(Object.keys(targets).map((p) => [`@agentvcr/${p}`, version]));
   writeJSON(path.join(main, 'package.json'), { ...source, optionalDependencies });
   results.push({ ...pack(main), platform: null, buildMs: null });
@@ -117,7 +123,8 @@ if (process.exitCode) {
 } else {
   for (const r of results) {
     const built = r.buildMs === null ? '' : `, built in ${(r.buildMs / 1000).toFixed(1)}s`;
-    log(`${r.tarball} (${(r.bytes / 1e6).toFixed(1)} MB${built})`);
+    const size = r.bytes >= 1e6 ? `${(r.bytes / 1e6).toFixed(1)} MB` : `${(r.bytes / 1e3).toFixed(1)} kB`;
+    log(`${r.tarball} (${size}${built})`);
   }
 }
 
