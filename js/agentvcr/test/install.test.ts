@@ -3,7 +3,8 @@
 // registry unreachable into a fresh project outside the repository, where
 // `npx agentvcr` runs the platform package's binary (AGENTVCR_BINARY is
 // unset) and a vitest test of the project goes through the proxy.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -161,6 +162,43 @@ describe('the packed packages, installed offline into a fresh project', () => {
     const { stdout } = await run(npx, ['agentvcr', '--version'], { cwd: project, env, shell: process.platform === 'win32' });
     expect(stdout).toBe(`recorder version ${version}\n`);
   });
+
+  test('agentvcr exits with the binary’s exit code', async () => {
+    const err = await run(npx, ['agentvcr', 'no-such-command'], { cwd: project, env, shell: process.platform === 'win32' }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err.code).toBe(2);
+    expect(err.stderr).toContain('unknown command "no-such-command"');
+  });
+
+  test.each(['SIGINT', 'SIGTERM'] as const)(
+    'agentvcr passes %s on to the proxy, which stops gracefully (130)',
+    async (signal) => {
+      const bin = path.join(project, 'node_modules/agentvcr/bin/agentvcr.js');
+      const child = spawn(process.execPath, [bin, 'proxy', '--dir', 'cassettes', '--quiet'], {
+        cwd: project,
+        env: { ...env, XDG_CONFIG_HOME: path.join(tmp, 'config') },
+        stdio: ['pipe', 'pipe', 'inherit'], // not a terminal: agentvcr passes every signal on
+      });
+      const exited = once(child, 'exit');
+      // Ready when the start line is out; the test's timeout bounds the wait.
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+        });
+        child.on('exit', (code) => reject(new Error(`agentvcr proxy exited (${code}) before its start line`)));
+      });
+      expect(JSON.parse(line)).toHaveProperty('proxy');
+      child.kill(signal);
+      const [code] = await exited;
+      expect(code).toBe(130);
+    },
+    30_000,
+  );
 
   test('a vitest test of the project passes through the proxy', async () => {
     mkdirSync(path.join(project, 'test'));
