@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -118,37 +117,9 @@ func runProgram(ctx context.Context, e *env, name, target string, args []string)
 	child := exec.Command(bin, args...)
 	child.Stdin, child.Stdout, child.Stderr = e.stdin, e.stdout, e.stderr
 	child.Env = append(os.Environ(), cli.InvocationEnv+"=recorder "+name+" "+target)
-	// On a terminal the program stays in the terminal's foreground
-	// process group, so that it can read the terminal and gets Ctrl-C
-	// (and Ctrl-\) from it, once, with its own children: recorder passes
-	// on only the signals sent to it alone. Elsewhere the program and its
-	// children get a process group of their own, and every signal from
-	// recorder, each once.
-	tty := cli.IsTerminal(e.stdin)
-	if !tty {
-		child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", target, err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- child.Wait() }()
-	for {
-		select {
-		case s := <-sigs:
-			switch {
-			case !tty:
-				syscall.Kill(-child.Process.Pid, s.(syscall.Signal))
-			case s == syscall.SIGTERM || s == syscall.SIGHUP:
-				child.Process.Signal(s)
-			}
-		case err := <-waited:
-			return programExit(err)
-		}
-	}
+	// How the program gets recorder's signals differs between Unix
+	// (program_unix.go) and Windows (program_windows.go).
+	return runChild(child, target, cli.IsTerminal(e.stdin))
 }
 
 // programExit is the program's end as recorder's: its exit code, or

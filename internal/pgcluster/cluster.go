@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,8 +69,8 @@ rm -rf "$1"
 // its directory, trusts every local connection and has the superuser
 // "postgres".
 type Cluster struct {
-	dir  string              // temporary directory; holds data/, the socket and the log
-	cred *syscall.Credential // who initdb, postgres and the reaper run as; nil means us
+	dir  string      // temporary directory; holds data/, the socket and the log
+	cred *credential // who initdb, postgres and the reaper run as; nil means us
 	port int
 
 	// reaper is the process that cleans up should this process die without
@@ -92,10 +91,14 @@ type Cluster struct {
 // server. The context bounds only the startup: the server runs until Stop,
 // or until the calling process exits.
 //
-// Start returns a *NotFoundError if the server binaries are not installed.
+// Start returns a *NotFoundError if the server binaries are not installed,
+// and an error off Unix, where it cannot run a cluster.
 // On any other failure it removes what it created and returns an error that
 // ends with the last lines that initdb or the server wrote.
 func Start(ctx context.Context) (*Cluster, error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	// Debian installs each major version under its own directory and puts
 	// none of them on $PATH; a source build installs into /usr/local/pgsql.
 	bin, err := findBinDir(os.Getenv("PATH"), []string{"/usr/lib/postgresql/*/bin", "/usr/local/pgsql/bin"})
@@ -142,7 +145,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
 		"-D", c.dataDir(), "--no-sync", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale")
 	initdb.Dir = "/"
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	initdb.SysProcAttr = procAttr(c.cred, false)
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("pgcluster: initdb: %w\n%s", err, lastLines(out, 20))
 	}
@@ -172,7 +175,7 @@ func (c *Cluster) startReaper() error {
 	// Running as the server's user limits what a forged lock file could make
 	// the script kill. Its own process group keeps a Ctrl-C aimed at the
 	// starting process from killing it before it has cleaned up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
+	cmd.SysProcAttr = procAttr(c.cred, true)
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return fmt.Errorf("pgcluster: starting reaper: %w", err)
@@ -202,7 +205,7 @@ func (c *Cluster) startServer(ctx context.Context, postgres string) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	// A Ctrl-C aimed at the starting process must not stop the server
 	// under it; Stop and the reaper shut it down instead.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
+	cmd.SysProcAttr = procAttr(c.cred, true)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -250,34 +253,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// serverCredential returns whom initdb and postgres should run as: nil,
-// meaning the current user, unless that is root, whom PostgreSQL refuses to
-// run as.
-func serverCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if errors.As(err, new(user.UnknownUserError)) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("pgcluster: %w", err)
-		}
-		uid, err := strconv.ParseUint(u.Uid, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("pgcluster: user %s: %w", name, err)
-		}
-		gid, err := strconv.ParseUint(u.Gid, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("pgcluster: user %s: %w", name, err)
-		}
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-	}
-	return nil, errors.New(`pgcluster: PostgreSQL does not run as root, and neither user "postgres" nor "nobody" exists`)
 }
 
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
