@@ -44,6 +44,7 @@ type proxyFlags struct {
 	quiet               bool
 	logFormat           string
 	fakeModel           bool
+	mockSlack           bool
 	headerTimeout       time.Duration
 	handshakeTimeout    time.Duration
 	idleTimeout         time.Duration
@@ -108,7 +109,7 @@ docs/proxy.md lists every call.`,
 		Example: `  recorder proxy --dir recordings/cassettes
   recorder proxy --mode replay --allow https://api.example.com --timing realtime
   recorder proxy --config proxy.yaml --listen 127.0.0.1:8899
-  recorder proxy --fake-model   # then: curl ... -d '{"agent":..., "responses":[...]}' $CONTROL/v1/fakeai/respond`,
+  recorder proxy --fake-model --mock-slack   # then: curl ... -d '{"agent":..., "responses":[...]}' $CONTROL/v1/fakeai/respond`,
 		Args: cli.Args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), cmd, e) },
 	}
@@ -129,6 +130,7 @@ docs/proxy.md lists every call.`,
 	fl.DurationVar(&f.headerTimeout, "header-timeout", 30*time.Second, "close a connection that sends no request header within this (from its start, a tunnel's answer, or a request's first byte); 0 for none")
 	fl.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "close a tunnel whose TLS handshake takes longer; 0 for none")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for longer; 0 for none")
+	fl.BoolVar(&f.mockSlack, "mock-slack", false, "answer the slack rule from the Slack mock: seed and read it with /v1/slack/...")
 	fl.BoolVar(&f.fakeModel, "fake-model", false, "answer the model rules (model, anthropic, openai) from the scripted model: script it with POST /v1/fakeai/respond")
 	fl.StringArrayVar(&f.upstreamCAs, "upstream-ca", nil, "also trust the CA certificates in this PEM file for upstream TLS (a private CA's gateway or test server); repeatable")
 	return cmd
@@ -232,6 +234,13 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 		if faked == 0 {
 			return nil, nil, cli.Usagef("--fake-model: no rule is named %s (see --config)", modelRules)
 		}
+	}
+	if f.mockSlack {
+		i := slices.IndexFunc(rules, func(r proxy.Rule) bool { return r.Name == "slack" })
+		if i < 0 {
+			return nil, nil, cli.Usagef("--mock-slack: no rule is named slack (see --config)")
+		}
+		rules[i].Mode = proxy.ModeMock
 	}
 	roots, err := upstreamRoots(f.upstreamCAs)
 	if err != nil {

@@ -247,9 +247,9 @@ func evalExports(t *testing.T, exports, nodeOptions string) map[string]string {
 	return env
 }
 
-func TestProxyFakeModel(t *testing.T) {
+func TestProxyFakeModelAndMockSlack(t *testing.T) {
 	stderr := newStderrLines()
-	rp := startProxy(t, stderr, "--fake-model", "--dir", t.TempDir())
+	rp := startProxy(t, stderr, "--fake-model", "--mock-slack", "--dir", t.TempDir())
 	rp.call(t, "/v1/fakeai/respond", `{"agent":{"name":"titler","purpose":"text"},"responses":[{"text":"Deploy status"}]}`)
 
 	ca, err := os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "agentvcr", "ca.pem"))
@@ -276,6 +276,42 @@ func TestProxyFakeModel(t *testing.T) {
 	}
 	if r := recorder(t, "", "proxy", "--mode", "fake"); r.code != 2 || !strings.Contains(r.stderr, "--fake-model") {
 		t.Fatalf("--mode fake: %+v", r)
+	}
+
+	// Slack is answered by the mock, never the real slack.com.
+	rp.call(t, "/v1/slack/seed", `{"channels":[{"id":"C0EVAL0001","name":"eval"}]}`)
+	post, _ := http.NewRequest("POST", "https://slack.com/api/chat.postMessage",
+		strings.NewReader(`{"channel":"C0EVAL0001","text":"hello from the test"}`))
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("Authorization", "Bearer xoxb-test-token")
+	resp, err = client.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posted struct {
+		OK bool
+		TS string
+	}
+	json.NewDecoder(resp.Body).Decode(&posted)
+	resp.Body.Close()
+	if resp.Header.Get("X-Agentvcr") != "mocked" || !posted.OK || posted.TS == "" {
+		t.Fatalf("chat.postMessage through the proxy: %s %+v", resp.Header.Get("X-Agentvcr"), posted)
+	}
+	req, _ := http.NewRequest("GET", rp.control+"/v1/slack/channels/C0EVAL0001/messages", nil)
+	req.Header.Set("Authorization", "Bearer "+rp.token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(msgs), "hello from the test") {
+		t.Fatalf("the mock's channel: %s", msgs)
+	}
+	cfg := filepath.Join(t.TempDir(), "proxy.yaml")
+	os.WriteFile(cfg, []byte("allow: [https://api.example.com]\nrules:\n  - name: api\n    url: https://api.example.com/\n"), 0o644)
+	if r := recorder(t, "", "proxy", "--mock-slack", "--config", cfg); r.code != 2 || !strings.Contains(r.stderr, "no rule is named slack") {
+		t.Fatalf("--mock-slack without a slack rule: %+v", r)
 	}
 }
 

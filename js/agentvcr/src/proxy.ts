@@ -18,6 +18,8 @@ export interface ProxyOptions {
   allow?: string[];
   /** --fake-model: the scripted model answers the model rules (control.model). */
   fakeModel?: boolean;
+  /** --mock-slack: the proxy's Slack mock answers the slack rule (control.slack). */
+  mockSlack?: boolean;
   /** --upstream-ca, each: PEM files of CAs to trust for upstream origins (a test's own HTTPS server). */
   upstreamCA?: string[];
   /** --ca-dir: where the proxy's CA lives. */
@@ -93,6 +95,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   if (options.config !== undefined) args.push('--config', options.config);
   for (const a of options.allow ?? []) args.push('--allow', a);
   if (options.fakeModel) args.push('--fake-model');
+  if (options.mockSlack) args.push('--mock-slack');
   for (const ca of options.upstreamCA ?? []) args.push('--upstream-ca', ca);
   if (options.caDir !== undefined) args.push('--ca-dir', options.caDir);
   const log = options.log ?? 'quiet';
