@@ -148,6 +148,7 @@ export class Control {
   readonly #agent: Agent;
   readonly #diagnose: (() => string | undefined) | undefined;
   readonly #streams = new Set<{ close(): void }>();
+  #progressErrors: Error[] = [];
   readonly #transport: Transport;
 
   /** Makes a client of the control API at controlUrl (the start line's "control") with its token. */
@@ -272,7 +273,18 @@ export class Control {
    * request waits.
    */
   async onProgress(handler: ProgressHandler, opts: OnProgressOptions = {}): Promise<Subscription> {
-    return subscribe(this, handler, opts);
+    return subscribe(this, handler, opts, (err) => this.#progressErrors.push(err));
+  }
+
+  /**
+   * The errors of every onProgress handler of this client since the last
+   * call, and forgets them: a handler runs outside the test's own code, so
+   * whoever ends the test (the vcr fixture does) fails it with these.
+   */
+  takeProgressErrors(): Error[] {
+    const errs = this.#progressErrors;
+    this.#progressErrors = [];
+    return errs;
   }
 
   // ---- faults

@@ -179,13 +179,22 @@ export function openEvents(t: Transport, opts: EventsOptions): EventStream {
 }
 
 /** subscribe is Control.onProgress. */
-export async function subscribe(control: Control, handler: ProgressHandler, opts: OnProgressOptions): Promise<Subscription> {
+export async function subscribe(
+  control: Control,
+  handler: ProgressHandler,
+  opts: OnProgressOptions,
+  report: (err: Error) => void,
+): Promise<Subscription> {
   const stream = control.events({
     ...(opts.hold ? { hold: opts.hold } : {}),
     ...(opts.holdTimeoutMs !== undefined ? { holdTimeoutMs: opts.holdTimeoutMs } : {}),
   });
   await stream.ready;
-  const errors: Error[] = [];
+  const collected: Error[] = [];
+  const fail = (err: Error): void => {
+    collected.push(err);
+    report(err);
+  };
   const running = new Set<Promise<void>>();
   const actions: ProgressActions = {
     send: async (input) => {
@@ -200,13 +209,13 @@ export async function subscribe(control: Control, handler: ProgressHandler, opts
     try {
       await handler(ev, actions);
     } catch (err) {
-      errors.push(asError(err));
+      fail(asError(err));
     } finally {
       if ('held' in ev && ev.held) {
         try {
           await control.release(ev.id);
         } catch (err) {
-          errors.push(new Error(`agentvcr: release of held ${ev.type} event ${ev.id}: ${asError(err).message}`, { cause: err }));
+          fail(new Error(`agentvcr: release of held ${ev.type} event ${ev.id}: ${asError(err).message}`, { cause: err }));
         }
       }
     }
@@ -222,7 +231,7 @@ export async function subscribe(control: Control, handler: ProgressHandler, opts
         void p.finally(() => running.delete(p));
       }
     } catch (err) {
-      errors.push(asError(err));
+      fail(asError(err));
     }
   })();
   let closing: Promise<void> | undefined;
@@ -234,5 +243,5 @@ export async function subscribe(control: Control, handler: ProgressHandler, opts
       await pump;
       while (running.size) await Promise.allSettled([...running]);
     })());
-  return { close, errors: () => [...errors], [Symbol.asyncDispose]: close };
+  return { close, errors: () => [...collected], [Symbol.asyncDispose]: close };
 }

@@ -91,25 +91,25 @@ const sub = (a: Stats, b: Stats): Stats =>
  *   first use and closed when the worker ends, so no setup file is
  *   needed: this fixture is the "one proxy per worker" a setup file would
  *   start, and unlike a setup file it hands the proxy to the test typed.
- *   Its options are `options`, overridden by the config's
- *   `test.provide.agentvcr` (an injected fixture, the way vitest lets a
- *   config set a fixture's value). Workers share the cassette directory;
+ *   Its options are `options` with the config's `test.provide.agentvcr`
+ *   laid over them (an injected fixture, the way vitest lets a config set
+ *   a fixture's value; see mergeOptions). Workers share the cassette directory;
  *   the proxy's cassette locks keep each one's recordings.
  * - `vcr` (per test, automatic): a scope named after the test's full name
  *   (file > describe > test), ended with the test's result, which vitest
  *   has settled before fixtures are torn down: a failed test's recordings
  *   are dropped. The scope's problems (unused scripts, unscripted prompts,
- *   unknown Slack methods), replay misses and, after vcr.useProxy(),
- *   connections around the proxy fail the test. What happened is in
+ *   unknown Slack methods), replay misses, errors of onProgress handlers
+ *   and, after vcr.useProxy(), connections around the proxy fail the test. What happened is in
  *   task.meta.agentvcr.
  */
 export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures> {
   const names = new Map<string, number>();
   return base.extend({
-    agentvcr: [options, { scope: 'worker', injected: true }] as never,
+    agentvcr: [{}, { scope: 'worker', injected: true }] as never,
     proxy: [
       async ({ agentvcr }: { agentvcr: AgentvcrOptions }, use: (p: Proxy) => Promise<void>) => {
-        const proxy = await startProxy(agentvcr);
+        const proxy = await startProxy(mergeOptions(options, agentvcr));
         try {
           await use(proxy);
         } finally {
@@ -141,8 +141,9 @@ export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtu
         // vitest has set the test's state by now (runTest: the test, then
         // afterEach, then fixture teardown).
         const violations = uses.flatMap((u) => u.violations());
+        const handlerErrors = control.takeProgressErrors();
         for (const u of uses.reverse()) u.restore();
-        const passed = task.result?.state !== 'fail' && violations.length === 0;
+        const passed = task.result?.state !== 'fail' && violations.length === 0 && handlerErrors.length === 0;
         let failure: ScopeFailedError | undefined;
         let result: { recorded: number; missed: number; dropped?: number } | undefined;
         try {
@@ -177,6 +178,10 @@ export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtu
             '(record again locally without CI set, or see the nearest recording):\n' +
             misses.map((m) => `  - ${m.method} ${m.url}${m.nearestUrl ? ` (nearest ${m.nearestUrl}${m.differ?.length ? `, differs in ${m.differ.join(', ')}` : ''})` : ''}`).join('\n'));
         }
+        if (handlerErrors.length > 0) {
+          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${handlerErrors.length} onProgress handler(s) failed:\n` +
+            handlerErrors.map((e) => `  - ${String(e.stack ?? e.message).replace(/\n/g, '\n    ')}`).join('\n'));
+        }
         if (violations.length > 0) {
           problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${violations.length} connection(s) went around the proxy ` +
             '(a library with its own Agent or dispatcher: give it none, or one through HTTPS_PROXY):\n' +
@@ -187,6 +192,19 @@ export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtu
       { auto: true },
     ] as never,
   }) as unknown as TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures>;
+}
+
+/**
+ * mergeOptions lays the config's options (test.provide.agentvcr) over the
+ * code's (createTest): a field the config sets wins, except the lists
+ * (allow, upstreamCA, args), which the config extends.
+ */
+function mergeOptions(code: AgentvcrOptions, config: AgentvcrOptions): AgentvcrOptions {
+  const merged: AgentvcrOptions = { ...code, ...config };
+  for (const k of ['allow', 'upstreamCA', 'args'] as const) {
+    if (code[k] && config[k]) merged[k] = [...code[k], ...config[k]];
+  }
+  return merged;
 }
 
 /** The names of the describe blocks a test is in, outermost first. */

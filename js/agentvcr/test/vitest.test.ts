@@ -90,6 +90,17 @@ describe('agentvcr/vitest', () => {
     expect(held).not.toContain('/dropped');
   });
 
+  test("the config's options lie over the code's, and a failing onProgress handler fails its test", async () => {
+    const { report } = await run('options', ['options']);
+    const byName = Object.fromEntries(results(report).map((t) => [t.fullName, t]));
+    const both = byName['the options of code and config both hold'];
+    expect(both?.status, both?.failureMessages.join('\n')).toBe('passed');
+    const handler = byName['a failing onProgress handler fails the test'];
+    expect(handler?.status).toBe('failed');
+    expect(handler?.failureMessages.join('\n')).toContain('the handler fails on purpose');
+    expect(handler?.meta.agentvcr).toMatchObject({ passed: false });
+  });
+
   test('two files in two workers: a proxy each, one cassette directory', async () => {
     const { report } = await run('two', ['two-']);
     const ts = results(report);
