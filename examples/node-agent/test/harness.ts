@@ -3,6 +3,8 @@
 // and wait for a condition with a deadline.
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The test's Slack app: fake values, good for the proxy's Slack mock only. */
@@ -150,4 +152,51 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** The part of the control client that reads the Slack mock. */
+interface SlackReader {
+  messages(channel: string): Promise<{ ts: string; thread_ts?: string; text: string; bot_id?: string }[]>;
+  calls(method?: string): Promise<{ calls: { method: string; params: Record<string, string> }[] }>;
+}
+
+/** The agent's replies in a thread, oldest first: what people see there. */
+export async function replies(slack: SlackReader, thread: string): Promise<string[]> {
+  const all = await slack.messages(SLACK.channel);
+  return all.filter((m) => m.thread_ts === thread && m.ts !== thread && m.bot_id).map((m) => m.text);
+}
+
+/**
+ * Waits until the agent has finished its turn on the message ts: its
+ * "thinking" reaction is taken off, which it does after the reply, so that
+ * every Slack call of the turn is in.
+ */
+export async function turnDone(slack: SlackReader, ts: string, timeoutMs = 15_000): Promise<void> {
+  await waitFor(`the agent to finish its turn on ${ts} (reactions.remove)`, async () => {
+    const { calls } = await slack.calls('reactions.remove');
+    return calls.some((c) => c.params.timestamp === ts) ? true : undefined;
+  }, { timeoutMs });
+}
+
+/** A web page on loopback for fetch_page to read. */
+export interface Page extends AsyncDisposable {
+  /** http://127.0.0.1:PORT, for the proxy's allow list. */
+  origin: string;
+  url: string;
+  /** The user agents of the requests it served. */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/** Serves html at /status on 127.0.0.1 (any free port). */
+export async function startPage(html: string): Promise<Page> {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(String(req.headers['user-agent']));
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections());
+  return { origin, url: `${origin}/status`, hits, close, [Symbol.asyncDispose]: close };
 }
