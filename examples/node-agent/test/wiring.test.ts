@@ -56,6 +56,7 @@ test('the agent reads the page with fetch_page and answers in the thread', async
   // The page was read once, through the proxy, by the agent's tool.
   expect(page.hits).toEqual(['node-agent/0.1 (fetch_page)']);
   expect(await control.stats()).toMatchObject({ faked: 2, passthrough: 1, refused: 0 });
+  expect(agent.log()).not.toContain('went around the proxy'); // node-proxy.cjs says so for any connection that did
 });
 
 test('the Slack route refuses a request whose signature does not match, and answers url_verification', async () => {
