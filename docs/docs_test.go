@@ -299,3 +299,25 @@ func compilable(t *testing.T, page string, b block, pkg string, imports map[stri
 	}
 	return head + body
 }
+
+// TestTypeScriptQuickStartIsTested: the README's TypeScript block is,
+// line for line, the part of examples/node-agent/test/quickstart.test.ts
+// between its README markers, which the vitest suite runs.
+func TestTypeScriptQuickStartIsTested(t *testing.T) {
+	readme := read(t, "README.md")
+	start := strings.Index(readme, "```ts\n")
+	if start < 0 {
+		t.Fatal("README.md has no ```ts block")
+	}
+	block := readme[start+len("```ts\n"):]
+	block = block[:strings.Index(block, "```")]
+	test := read(t, "examples/node-agent/test/quickstart.test.ts")
+	_, after, ok := strings.Cut(test, "// README begin\n")
+	tested, _, ok2 := strings.Cut(after, "// README end\n")
+	if !ok || !ok2 {
+		t.Fatal("quickstart.test.ts lacks its // README begin and // README end markers")
+	}
+	if block != tested {
+		t.Errorf("README.md's TypeScript block differs from the tested one in examples/node-agent/test/quickstart.test.ts:\nREADME:\n%s\ntested:\n%s", block, tested)
+	}
+}
