@@ -380,7 +380,7 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string, caveat
 	}
 	for _, a := range p.Allow {
 		if u, err := url.Parse(a); err == nil && isLoopback(u.Hostname()) {
-			// Left out of NO_PROXY, as in the start line's env.
+			// NO_PROXY empty, as in the start line's env.
 			next += " --allow " + a
 		}
 	}
@@ -396,5 +396,5 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string, caveat
 // isLoopback reports whether host names this machine only.
 func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
-	return host == "localhost" || ip != nil && ip.IsLoopback()
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
