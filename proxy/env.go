@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -27,7 +26,8 @@ const NodePreloadFile = "node-proxy.cjs"
 var nodePreload []byte
 
 // loopbackHosts are the names NO_PROXY keeps off the proxy, so that an
-// agent reaches its own routes and services on this machine directly.
+// agent reaches its own routes and services on this machine directly,
+// unless an allowed origin is on loopback: then none of them.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // Env returns the environment a child process needs to send its HTTP(S)
@@ -38,11 +38,12 @@ var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 //     which curl, Python and undici read first: a stale lower-case
 //     variable in the caller's shell would otherwise win.
 //   - NO_PROXY keeps loopback (localhost, 127.0.0.1, ::1) off the proxy,
-//     except a host that allow names: an origin the proxy allows on
-//     loopback (a test's TLS server, a local model server) must reach the
-//     proxy, or the agent talks to it directly, unrecorded. Clients match
-//     NO_PROXY on the host alone, so other services on that host go to the
-//     proxy too (and are refused unless allowed).
+//     unless allow names an origin on loopback (a test's TLS server, a
+//     local model server): then NO_PROXY is empty. Such an origin must
+//     reach the proxy under every name it has, or an agent that names it
+//     another way (localhost for 127.0.0.1) talks to it directly,
+//     unrecorded. The agent's other services on this machine then go to
+//     the proxy too (and are refused unless allowed).
 //   - Node: NODE_USE_ENV_PROXY=1, which Node 22.21+ and 24+ honour;
 //     NODE_OPTIONS loads NodePreloadFile, written beside the CA, which
 //     routes fetch on older Node and warns about any connection that goes
@@ -58,12 +59,10 @@ func Env(proxyURL string, a *ca.Authority, allow []string) (map[string]string, e
 	if err != nil {
 		return nil, err
 	}
-	noProxy := slices.DeleteFunc(slices.Clone(loopbackHosts), func(h string) bool {
-		return slices.ContainsFunc(allow, func(origin string) bool {
-			u, err := url.Parse(origin)
-			return err == nil && strings.EqualFold(u.Hostname(), h)
-		})
-	})
+	noProxy := loopbackHosts
+	if len(loopbackOrigins(allow)) > 0 {
+		noProxy = nil
+	}
 	env := map[string]string{
 		"NODE_USE_ENV_PROXY":  "1",
 		"NODE_OPTIONS":        "--require " + nodeOptionQuote(preload),
@@ -82,25 +81,31 @@ func Env(proxyURL string, a *ca.Authority, allow []string) (map[string]string, e
 // EnvCaveats returns what the environment Env hands out for allow cannot
 // do, one sentence each, for a person to read before the agent runs: an
 // origin on loopback is reached around the proxy by Go's net/http
-// whatever the environment says, and NO_PROXY cannot keep other services
-// on that host off the proxy. It returns an empty list, never nil, when
-// there is nothing to say.
+// whatever the environment says, and NO_PROXY then keeps nothing on
+// loopback off the proxy. It returns an empty list, never nil, when there
+// is nothing to say.
 func EnvCaveats(allow []string) []string {
 	caveats := []string{}
+	if loopback := loopbackOrigins(allow); len(loopback) > 0 {
+		list := strings.Join(loopback, ", ")
+		caveats = append(caveats,
+			"Go's net/http never sends localhost or a loopback address through a proxy (ProxyFromEnvironment): a Go agent reaches "+list+
+				" directly, unrecorded, unless its transport's Proxy is set (docs/proxy.md, \"Put an agent behind it\")",
+			"NO_PROXY is empty, so that no other name for "+list+" (localhost, 127.0.0.1, ::1) goes around the proxy: "+
+				"the agent's other services on this machine go to the proxy too, which refuses them unless allowed")
+	}
+	return caveats
+}
+
+// loopbackOrigins returns the origins in allow on loopback.
+func loopbackOrigins(allow []string) []string {
 	var loopback []string
 	for _, origin := range allow {
 		if u, err := url.Parse(origin); err == nil && isLoopbackHost(u.Hostname()) {
 			loopback = append(loopback, origin)
 		}
 	}
-	if len(loopback) > 0 {
-		list := strings.Join(loopback, ", ")
-		caveats = append(caveats,
-			"Go's net/http never sends localhost or a loopback address through a proxy (ProxyFromEnvironment): a Go agent reaches "+list+
-				" directly, unrecorded, unless its transport's Proxy is set (docs/proxy.md, \"Put an agent behind it\")",
-			"NO_PROXY matches hosts, not ports: other services on the host of "+list+" go to the proxy too, which refuses them unless allowed")
-	}
-	return caveats
+	return loopback
 }
 
 // isLoopbackHost reports whether host names this machine only.

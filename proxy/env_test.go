@@ -262,8 +262,8 @@ print("x-agentvcr: %s\n%s" % (r.headers.get("x-agentvcr"), r.text))`
 func TestEnvRoutesEveryRuntime(t *testing.T) {
 	w := newWitness(t)
 	p, env := envProxy(t, w)
-	if env["NO_PROXY"] != "::1" {
-		t.Fatalf("NO_PROXY %q: want the allowed loopback hosts (localhost, 127.0.0.1) left out", env["NO_PROXY"])
+	if env["NO_PROXY"] != "" {
+		t.Fatalf("NO_PROXY %q: want every loopback name left out", env["NO_PROXY"])
 	}
 	goEnv := func(loopback bool) map[string]string {
 		e := map[string]string{goClientVar: "placeholder"}
@@ -339,6 +339,51 @@ func TestEnvRoutesEveryRuntime(t *testing.T) {
 	settle(t, p) // every exchange over, so the counts are whole
 	if s := p.Stats(); s.Recorded != len(tests) || s.Refused != 0 {
 		t.Errorf("proxy stats %+v: want %d recorded, none refused", s, len(tests))
+	}
+}
+
+// TestEnvLeavesNoLoopbackNameAround: with one loopback origin allowed
+// under one name (http(s)://127.0.0.1:P), an agent that names it another
+// way (localhost:P) reaches the proxy too, which refuses it, and never the
+// origin itself: NO_PROXY holds no name for loopback.
+func TestEnvLeavesNoLoopbackNameAround(t *testing.T) {
+	w := newWitness(t)
+	p := &Proxy{CA: w.ca, Allow: []string{w.url("https", "127.0.0.1"), w.url("http", "127.0.0.1")}, Mode: ModeRecord, Dir: t.TempDir(), Upstream: w.upstream}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(func() { srv.Close(); settle(t, p) })
+	env, err := Env(srv.URL, w.ca, p.Allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curl := func(url string) (string, []string) {
+		return "curl", []string{"-sS", "--max-time", "10", "-D", "-", url}
+	}
+	node := func(url string) (string, []string) { return "node", []string{"-e", nodeFetch, url} }
+	for i, tt := range []struct {
+		name, origin string
+		cmd          func(url string) (string, []string)
+	}{
+		{"curl, http localhost", w.url("http", "localhost"), curl},
+		{"node fetch, http localhost", w.url("http", "localhost"), node},
+		{"node fetch, https localhost", w.url("https", "localhost"), node},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := fmt.Sprintf("/around/%d", i)
+			name, args := tt.cmd(tt.origin + path)
+			stdout, stderr, err := runClient(t, env, name, args...)
+			if err != nil || !strings.Contains(strings.ToLower(stdout), "x-agentvcr: refused") {
+				t.Errorf("not refused by the proxy: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+			}
+			if got := w.requests(path); len(got) != 0 {
+				t.Errorf("the origin got %d requests for %s; want none", len(got), path)
+			}
+			if d := w.direct(); len(d) > 0 {
+				t.Fatalf("the agent reached the origin around the proxy, from %v (NO_PROXY %q)", d, env["NO_PROXY"])
+			}
+		})
 	}
 }
 
@@ -422,9 +467,12 @@ func TestEnv(t *testing.T) {
 	}{
 		{nil, "localhost,127.0.0.1,::1"},
 		{DefaultAllow(), "localhost,127.0.0.1,::1"},
-		{[]string{"https://localhost:48443"}, "127.0.0.1,::1"},
-		{[]string{"http://127.0.0.1:3000", "https://[::1]:8443"}, "localhost"},
-		{[]string{"https://LocalHost:1", "https://127.0.0.1:2", "https://[::1]:3"}, ""},
+		{[]string{"https://api.example.com"}, "localhost,127.0.0.1,::1"},
+		{[]string{"https://localhost:48443"}, ""},
+		{[]string{"http://127.0.0.1:3000"}, ""},
+		{[]string{"https://[::1]:8443", "https://api.example.com"}, ""},
+		{[]string{"https://LocalHost:1"}, ""},
+		{[]string{"http://127.0.0.2:3000"}, ""},
 	}
 	for _, tt := range tests {
 		env, err := Env("http://127.0.0.1:8899", a, tt.allow)
@@ -454,18 +502,18 @@ func TestEnv(t *testing.T) {
 }
 
 // TestNodeFetchHonoursNoProxy: a host NO_PROXY names (here the agent's
-// own service on 127.0.0.1, while only localhost is allowed) is reached
-// directly by the preload's dispatcher, without a warning.
+// own service on 127.0.0.1, while no loopback origin is allowed) is
+// reached directly by the preload's dispatcher, without a warning.
 func TestNodeFetchHonoursNoProxy(t *testing.T) {
 	w := newWitness(t)
 	p, _ := envProxy(t, w)
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
-	env, err := Env(srv.URL, p.CA, []string{w.url("https", "localhost")})
+	env, err := Env(srv.URL, p.CA, []string{w.url("https", aliasHost)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env["NO_PROXY"] != "127.0.0.1,::1" {
+	if env["NO_PROXY"] != "localhost,127.0.0.1,::1" {
 		t.Fatalf("NO_PROXY %q", env["NO_PROXY"])
 	}
 	stdout, stderr, err := runClient(t, env, "node", "-e", nodeFetch, w.url("http", "127.0.0.1")+"/own")

@@ -31,11 +31,12 @@ the CA, that routes fetch on older Node and warns on stderr about any
 connection that goes around the proxy. Your own NODE_OPTIONS is kept after it.
 
 NO_PROXY keeps loopback (localhost, 127.0.0.1, ::1) off the proxy, so the
-agent reaches its own routes and its local database directly, except a host
-named by --allow: pass the loopback origins the proxy allows (a local model
-server, a test's TLS server) as you passed them to recorder proxy, or the
-agent reaches them around the proxy. What the environment cannot do is
-printed as comments.`,
+agent reaches its own routes and its local database directly, unless --allow
+names an origin on loopback: pass the loopback origins the proxy allows (a
+local model server, a test's TLS server) as you passed them to recorder
+proxy, and NO_PROXY is empty, so that the agent reaches them through the
+proxy under any name (localhost for 127.0.0.1 too). What the environment
+cannot do is printed as comments.`,
 		Example: `  eval "$(recorder env)" && npm test
   recorder env --proxy http://127.0.0.1:9000
   eval "$(recorder env --allow https://localhost:48443)" && npm test`,
@@ -72,6 +73,6 @@ printed as comments.`,
 	}
 	cmd.Flags().StringVar(&proxyURL, "proxy", "http://127.0.0.1:8899", "URL of the running proxy")
 	cmd.Flags().StringVar(&caDir, "ca-dir", "", "directory of the CA (default $XDG_CONFIG_HOME/agentvcr)")
-	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an origin the proxy allows (as recorder proxy --allow); one on loopback is left out of NO_PROXY; repeatable")
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "an origin the proxy allows (as recorder proxy --allow); one on loopback empties NO_PROXY; repeatable")
 	return cmd
 }

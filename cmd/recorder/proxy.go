@@ -49,6 +49,7 @@ type proxyFlags struct {
 	handshakeTimeout    time.Duration
 	idleTimeout         time.Duration
 	upstreamCAs         []string
+	exitOnStdinClose    bool
 }
 
 // modelRules names the rules --fake-model answers from the scripted model.
@@ -88,7 +89,11 @@ connection after --idle-timeout (2 min) idle.
 SIGINT or SIGTERM stops it: it takes no new requests, lets the exchanges in
 flight finish for up to 10 s, ends an open test scope as failed (an
 interrupted test did not pass: its recordings are not written), writes
-what it recorded, says so, and exits 130.
+what it recorded, says so, and exits 130. With --exit-on-stdin-close the
+end of its standard input (or an error reading it) stops it the same way:
+a parent that starts it with a pipe as stdin and holds the other end need
+not outlive it to stop it, since its end closes however it dies (SIGKILL
+too), and the proxy does not run on without it.
 
 Modes (--mode): auto (replay, or go live and record), replay (a miss gets
 412 and nothing goes live), record (go live and record again, replacing
@@ -132,6 +137,7 @@ docs/proxy.md lists every call.`,
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle for longer; 0 for none")
 	fl.BoolVar(&f.mockSlack, "mock-slack", false, "answer the slack rule from the Slack mock: seed and read it with /v1/slack/...")
 	fl.BoolVar(&f.fakeModel, "fake-model", false, "answer the model rules (model, anthropic, openai) from the scripted model: script it with POST /v1/fakeai/respond")
+	fl.BoolVar(&f.exitOnStdinClose, "exit-on-stdin-close", false, "read standard input and stop, as on SIGTERM, at its end: the proxy then ends with the parent that holds the pipe, however it dies")
 	fl.StringArrayVar(&f.upstreamCAs, "upstream-ca", nil, "also trust the CA certificates in this PEM file for upstream TLS (a private CA's gateway or test server); repeatable")
 	return cmd
 }
@@ -274,6 +280,21 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	if err != nil {
 		return err
 	}
+	if f.exitOnStdinClose {
+		// Canceled as a signal cancels ctx: the same stop follows.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			_, err := io.Copy(io.Discard, e.stdin)
+			if err == nil {
+				p.Log.Info("standard input closed (--exit-on-stdin-close)")
+			} else {
+				p.Log.Warn("standard input unreadable (--exit-on-stdin-close): " + err.Error())
+			}
+			cancel()
+		}()
+	}
 	sm, model := slack.New(), fakeai.NewModel(func(s string) { p.Log.Warn(s) })
 	p.Slack, p.Fake = sm, model
 	if err := p.Start(); err != nil {
@@ -380,7 +401,7 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string, caveat
 	}
 	for _, a := range p.Allow {
 		if u, err := url.Parse(a); err == nil && isLoopback(u.Hostname()) {
-			// Left out of NO_PROXY, as in the start line's env.
+			// NO_PROXY empty, as in the start line's env.
 			next += " --allow " + a
 		}
 	}
@@ -396,5 +417,5 @@ func (f *proxyFlags) banner(w io.Writer, p *proxy.Proxy, proxyURL string, caveat
 // isLoopback reports whether host names this machine only.
 func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
-	return host == "localhost" || ip != nil && ip.IsLoopback()
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }

@@ -216,7 +216,7 @@ func TestEnvCommand(t *testing.T) {
 		t.Fatalf("env: %+v\nevaluated: %v", r, env)
 	}
 	r = recorder(t, "", "env", "--allow", "https://127.0.0.1:48443", "--allow", "https://api.example.com")
-	if env := evalExports(t, r.stdout, ""); r.code != 0 || env["NO_PROXY"] != "localhost,::1" || env["no_proxy"] != "localhost,::1" ||
+	if env := evalExports(t, r.stdout, ""); r.code != 0 || env["NO_PROXY"] != "" || env["no_proxy"] != "" ||
 		!strings.Contains(r.stdout, "# warning: Go's net/http never sends localhost or a loopback address through a proxy") {
 		t.Fatalf("env --allow: %+v", r)
 	}

@@ -150,12 +150,14 @@ func (m *Mock) QueueError(method, code string, extra map[string]any) {
 }
 
 // QueueRateLimit makes the next call of method answer 429 with
-// Retry-After.
+// Retry-After: retryAfter in whole seconds, rounded up as the faults'
+// Retry-After is, so that less than a second still asks the client to
+// wait (a Slack client that sees no Retry-After gives up).
 func (m *Mock) QueueRateLimit(method string, retryAfter time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.queue[method] = append(m.queue[method], queued{status: http.StatusTooManyRequests,
-		retryAfter: int(retryAfter.Seconds()), body: map[string]any{"ok": false, "error": "ratelimited"}})
+		retryAfter: int((max(retryAfter, 0) + time.Second - 1) / time.Second), body: map[string]any{"ok": false, "error": "ratelimited"}})
 }
 
 // Calls returns the calls of method, or all calls for "". Like every

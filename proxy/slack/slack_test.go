@@ -87,6 +87,22 @@ func TestErrorsAndRateLimits(t *testing.T) {
 	if !errors.As(err, &limited) || limited.RetryAfter != 2*time.Second {
 		t.Fatalf("rate limit: %v", err)
 	}
+	// Less than a second rounds up, as the faults' Retry-After does: a
+	// client sees no Retry-After at 0 and gives up instead of waiting.
+	for _, tt := range []struct {
+		after time.Duration
+		want  string
+	}{{500 * time.Millisecond, "1"}, {time.Millisecond, "1"}, {1500 * time.Millisecond, "2"}, {3 * time.Second, "3"}} {
+		m.QueueRateLimit("chat.postMessage", tt.after)
+		resp, err := http.PostForm(srv.URL+"/api/chat.postMessage", url.Values{"token": {"xoxb-test-token"}, "channel": {"C0CHAN0001"}, "text": {"hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != tt.want {
+			t.Errorf("rate limit of %v: %d, Retry-After %q; want 429, %q", tt.after, resp.StatusCode, resp.Header.Get("Retry-After"), tt.want)
+		}
+	}
 	m.QueueError("chat.postMessage", "missing_scope", map[string]any{"needed": "chat:write", "provided": "channels:read"})
 	if _, _, err := api.PostMessage("C0CHAN0001", slackgo.MsgOptionText("hi", false)); err == nil || !strings.Contains(err.Error(), "missing_scope") {
 		t.Fatalf("missing_scope: %v", err)
