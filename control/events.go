@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentvcr/agentvcr/proxy"
@@ -14,7 +16,9 @@ import (
 
 // streamEvents serves GET /v1/events: every event as one SSE data line,
 // the kinds named in ?hold= held until POST /v1/events/{id}/release, or
-// for ?holdTimeoutMs= at most (Proxy.HoldTimeout when not given).
+// for ?holdTimeoutMs= at most (Proxy.HoldTimeout when not given). A
+// stream whose client falls eventBuffer events behind is dropped: it ends
+// with a comment that says so, and its holds are released.
 func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	hold := map[proxy.EventType]bool{}
 	for _, name := range strings.Split(r.URL.Query().Get("hold"), ",") {
@@ -43,10 +47,33 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Subscribed before the stream opens: a client that starts a request
-	// as soon as it sees the opening line misses nothing.
-	out := make(chan proxy.Event, 4096)
+	// as soon as it sees the opening line misses nothing. Delivery never
+	// waits for the client beyond a hold it asked for: a stream that falls
+	// eventBuffer events behind (its client stopped reading) is dropped,
+	// its holds released, and its requests go on.
+	out := make(chan proxy.Event, eventBuffer)
 	gone := r.Context().Done()
+	rc := http.NewResponseController(w)
+	dropped := make(chan struct{})
+	var dropOnce sync.Once
+	drop := func() {
+		dropOnce.Do(func() {
+			close(dropped)
+			// A write blocked on the stalled client ends within
+			// dropGrace: the stream then ends even if it never reads.
+			rc.SetWriteDeadline(time.Now().Add(dropGrace))
+			if a.p.Log != nil {
+				a.p.Log.Warn(fmt.Sprintf("events: dropped a stream that fell %d events behind (its client stopped reading); its holds are released", eventBuffer),
+					slog.String("client", r.RemoteAddr))
+			}
+		})
+	}
 	unsubscribe := a.p.SubscribeHolding(func(ctx context.Context, ev proxy.Event) {
+		select {
+		case <-dropped:
+			return
+		default:
+		}
 		var released chan struct{}
 		if hold[ev.Type] {
 			ev.Held = true
@@ -55,14 +82,14 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case out <- ev:
-		case <-gone:
-			return
-		case <-ctx.Done():
+		default:
+			drop()
 			return
 		}
 		if released != nil {
 			select {
 			case <-released:
+			case <-dropped:
 			case <-gone:
 			case <-ctx.Done():
 			}
@@ -76,17 +103,37 @@ func (a *api) streamEvents(w http.ResponseWriter, r *http.Request) {
 	defer unsubscribe()
 	for {
 		select {
+		case <-dropped:
+			// Said to a client that reads again, before the stream ends.
+			fmt.Fprintf(w, ": agentvcr: dropped: this stream fell %d events behind (its client stopped reading); its holds were released\n\n", eventBuffer)
+			rc.Flush()
+			return
+		default:
+		}
+		select {
 		case <-gone:
 			return
+		case <-dropped:
 		case ev := <-out:
 			b, _ := json.Marshal(ev)
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, b); err != nil {
 				return
 			}
-			flusher.Flush()
+			if err := rc.Flush(); err != nil {
+				return
+			}
 		}
 	}
 }
+
+// eventBuffer is how many events a stream of GET /v1/events may fall
+// behind by before it is dropped.
+const eventBuffer = 4096
+
+// dropGrace is how long a dropped stream's last writes may wait for its
+// client, which then has the reason it was dropped, before the stream is
+// cut off.
+const dropGrace = 10 * time.Second
 
 func (a *api) holdOpen(id int64) chan struct{} {
 	a.mu.Lock()
