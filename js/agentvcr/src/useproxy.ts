@@ -100,8 +100,9 @@ export function useProxy(proxy: ProxyTarget, opts: UseProxyOptions = {}): ProxyU
   // node:http(s).
   const previousAgents = { http: http.globalAgent, https: https.globalAgent };
   const tunnel = tunneller(proxyURL);
-  const httpAgent = new HttpTunnelAgent((http.globalAgent as unknown as { options: http.AgentOptions }).options, { scheme: 'http:', exempt, tunnel, ca });
-  const httpsAgent = new HttpsTunnelAgent(https.globalAgent.options, { scheme: 'https:', exempt, tunnel, ca });
+  const { HttpTunnelAgent, HttpsTunnelAgent } = tunnelAgents({ exempt, tunnel, ca });
+  const httpAgent = new HttpTunnelAgent((http.globalAgent as unknown as { options: http.AgentOptions }).options);
+  const httpsAgent = new HttpsTunnelAgent(https.globalAgent.options);
   http.globalAgent = httpAgent;
   https.globalAgent = httpsAgent;
 
@@ -233,28 +234,28 @@ function tunnelConnection(route: Route, options: ConnectionOptions, callback: Ca
   return undefined;
 }
 
-/** An http.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
-class HttpTunnelAgent extends http.Agent {
-  #route: Route;
-  constructor(options: http.AgentOptions, route: Route) {
-    super(options);
-    this.#route = route;
+/**
+ * tunnelAgents makes the agent classes useProxy installs, with the route
+ * in the class rather than in an instance: Node makes an agent of its own
+ * from the global one's constructor (`new globalAgent.constructor()`, for
+ * agent: false), which must tunnel too.
+ */
+function tunnelAgents(common: Omit<Route, 'scheme'>): { HttpTunnelAgent: typeof http.Agent; HttpsTunnelAgent: typeof https.Agent } {
+  const httpRoute: Route = { ...common, scheme: 'http:' };
+  const httpsRoute: Route = { ...common, scheme: 'https:' };
+  /** An http.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
+  class HttpTunnelAgent extends http.Agent {
+    override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
+      return tunnelConnection(httpRoute, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+    }
   }
-  override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
-    return tunnelConnection(this.#route, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+  /** An https.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
+  class HttpsTunnelAgent extends https.Agent {
+    override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
+      return tunnelConnection(httpsRoute, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+    }
   }
-}
-
-/** An https.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
-class HttpsTunnelAgent extends https.Agent {
-  #route: Route;
-  constructor(options: https.AgentOptions, route: Route) {
-    super(options);
-    this.#route = route;
-  }
-  override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
-    return tunnelConnection(this.#route, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
-  }
+  return { HttpTunnelAgent, HttpsTunnelAgent };
 }
 
 /**

@@ -100,6 +100,22 @@ describe('useProxy', () => {
     expect(http.globalAgent).toBe(before);
   });
 
+  test('agent: false (a fresh agent of the global one\'s class) tunnels too', async () => {
+    using use = useProxy(input.proxy, { guard: true });
+    const before = plain.requests().length;
+    const u = new URL(plain.url);
+    const got = await new Promise<{ status?: number; header?: string | string[] }>((resolve, reject) => {
+      http.get({ host: u.hostname, port: u.port, path: '/agent-false', agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, header: res.headers['x-agentvcr'] }));
+      }).on('error', reject);
+    });
+    expect(got.status).toBe(200);
+    expect(got.header, "the proxy's X-Agentvcr header").toBeTruthy();
+    expect(plain.requests().length - before).toBe(1);
+    expect(use.violations()).toEqual([]);
+  });
+
   test('says what to do with a bad CA path', () => {
     expect(() => useProxy({ url: proxy.url, caPath: '/nonexistent/ca.pem' })).toThrow(/cannot read the proxy's CA/);
   });
