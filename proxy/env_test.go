@@ -250,6 +250,16 @@ https.get(process.argv[1], { agent: new https.Agent({ keepAlive: false }) }, (r)
   r.on('data', (d) => { body += d; });
   r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
 }).on('error', (e) => { console.error(String(e)); process.exit(1); });`
+	// nodeHTTPSHostHeader is nodeHTTPSOwnAgent with a Host header naming
+	// [::1] (which NO_PROXY keeps), to see that the check goes by where
+	// the connection went, not by what the request says.
+	nodeHTTPSHostHeader = `const https = require('node:https');
+const u = new URL(process.argv[1]);
+https.get(u, { agent: new https.Agent({ keepAlive: false }), headers: { host: '[::1]:' + u.port } }, (r) => {
+  let body = '';
+  r.on('data', (d) => { body += d; });
+  r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
+}).on('error', (e) => { console.error(String(e)); process.exit(1); });`
 	pythonRequests = `import sys, requests
 r = requests.get(sys.argv[1], timeout=10)
 print("x-agentvcr: %s\n%s" % (r.headers.get("x-agentvcr"), r.text))`
@@ -437,6 +447,7 @@ func TestNodeWarnsWhenDirect(t *testing.T) {
 	}{
 		{"node:https with its own agent", []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
 		{"fetch with its own dispatcher", []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
+		{"node:https with a Host header naming an exempt host", []string{"-e", nodeHTTPSHostHeader, url + "/host"}, "node:https connection to " + url + " went around the proxy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
