@@ -96,7 +96,7 @@ function exitsOnStdinClose(binary: string, env: NodeJS.ProcessEnv): Promise<bool
   let known = stdinFlag.get(binary);
   if (!known) {
     known = new Promise<boolean>((resolve) => {
-      execFile(binary, ['proxy', '-h'], { env, timeout: 10_000 }, (_err, stdout, stderr) => {
+      execFile(binary, ['proxy', '-h'], { env, timeout: 2_000, killSignal: 'SIGKILL' }, (_err, stdout, stderr) => {
         resolve(`${stdout}${stderr}`.includes('exit-on-stdin-close'));
       });
     });
