@@ -45,8 +45,8 @@ function fakeBinary(body: string): { path: string; pidFile: string } {
 
 for (const line of ['null', '{"proxy":1}', '[]', 'not json']) {
   test(`a start line of the wrong shape (${line}) is an Error naming it and the binary; the child is killed`, async () => {
-    // It prints the line, then writes to stderr, then waits.
-    const fake = fakeBinary(`echo '${line}'\necho 'the fake recorder speaks' >&2\nexec sleep 30`);
+    // It writes to stderr, then prints the line (which may be read first), then waits.
+    const fake = fakeBinary(`echo 'the fake recorder speaks' >&2\necho '${line}'\nexec sleep 30`);
     const err = await startProxy({ binary: fake.path, log: 'silent' }).then(() => undefined, (e: Error) => e);
     expect(err?.message).toContain(`its first line is not the start line`);
     expect(err?.message).toContain(JSON.stringify(line));
