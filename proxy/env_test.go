@@ -440,18 +440,21 @@ func TestNodeWarnsWhenDirect(t *testing.T) {
 	w := newWitness(t)
 	_, env := envProxy(t, w)
 	url := w.url("https", "127.0.0.1")
+	// NO_PROXY as a user may set it: ::1 exempt, 127.0.0.1 not.
+	v6Exempt := withVar(withVar(env, "NO_PROXY", "::1"), "no_proxy", "::1")
 	tests := []struct {
 		name string
+		env  map[string]string
 		args []string
 		want string
 	}{
-		{"node:https with its own agent", []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
-		{"fetch with its own dispatcher", []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
-		{"node:https with a Host header naming an exempt host", []string{"-e", nodeHTTPSHostHeader, url + "/host"}, "node:https connection to " + url + " went around the proxy"},
+		{"node:https with its own agent", env, []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
+		{"fetch with its own dispatcher", env, []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
+		{"node:https with a Host header naming an exempt host", v6Exempt, []string{"-e", nodeHTTPSHostHeader, url + "/host"}, "node:https connection to " + url + " went around the proxy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, err := runClient(t, env, "node", tt.args...)
+			stdout, stderr, err := runClient(t, tt.env, "node", tt.args...)
 			if !strings.Contains(stderr, "agentvcr: WARNING: "+tt.want) || strings.Count(stderr, "agentvcr:") != 1 {
 				t.Fatalf("want one warning %q\nerr: %v\nstdout:\n%s\nstderr:\n%s", tt.want, err, stdout, stderr)
 			}

@@ -117,7 +117,8 @@ describe('useProxy', () => {
   });
 
   test('an allowed loopback origin under another loopback name, or a Host header naming one, is never exempt', async () => {
-    // The proxy allows http://127.0.0.1:P; its env's NO_PROXY keeps the other loopback names.
+    // The proxy allows http://127.0.0.1:P: its env's NO_PROXY holds no
+    // loopback name (an older recorder's held the other two).
     const port = new URL(plain.url).port;
     const get = (path: string, opts: http.RequestOptions = {}) =>
       new Promise<{ status?: number; header: string | null }>((resolve, reject) => {
@@ -134,16 +135,17 @@ describe('useProxy', () => {
       }],
       ['node:http', () => get('/loopback-http')],
     ];
-    for (const [how, run] of cases) {
-      using use = useProxy(input.proxy, { guard: true });
+    const targets = [input.proxy, { ...input.proxy, env: { ...input.proxy.env, NO_PROXY: 'localhost,::1' } }];
+    for (const [how, run] of cases) for (const target of targets) {
+      using use = useProxy(target, { guard: true });
       const before = plain.connections();
       const r = await run().catch((err: Error) => ({ status: 0, header: null, err }));
       const direct = plain.connections() > before && r.header === null;
       if (direct) expect(use.violations(), `${how}: localhost:${port} went around the proxy unreported`).toHaveLength(1);
     }
     {
-      // An Agent of its own to 127.0.0.1 with "Host: localhost:P".
-      using use = useProxy(input.proxy, { guard: true });
+      // An Agent of its own to 127.0.0.1 with "Host: localhost:P", localhost exempt.
+      using use = useProxy({ ...input.proxy, noProxy: ['localhost'] }, { guard: true });
       const r = await get('/host-trick', { host: '127.0.0.1', agent: new http.Agent(), headers: { host: `localhost:${port}` } });
       expect(r).toMatchObject({ status: 200, header: null });
       expect(use.violations()).toHaveLength(1);
