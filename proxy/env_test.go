@@ -250,6 +250,16 @@ https.get(process.argv[1], { agent: new https.Agent({ keepAlive: false }) }, (r)
   r.on('data', (d) => { body += d; });
   r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
 }).on('error', (e) => { console.error(String(e)); process.exit(1); });`
+	// nodeHTTPSHostHeader is nodeHTTPSOwnAgent with a Host header naming
+	// [::1] (which NO_PROXY keeps), to see that the check goes by where
+	// the connection went, not by what the request says.
+	nodeHTTPSHostHeader = `const https = require('node:https');
+const u = new URL(process.argv[1]);
+https.get(u, { agent: new https.Agent({ keepAlive: false }), headers: { host: '[::1]:' + u.port } }, (r) => {
+  let body = '';
+  r.on('data', (d) => { body += d; });
+  r.on('end', () => console.log('x-agentvcr: ' + r.headers['x-agentvcr'] + '\n' + body));
+}).on('error', (e) => { console.error(String(e)); process.exit(1); });`
 	pythonRequests = `import sys, requests
 r = requests.get(sys.argv[1], timeout=10)
 print("x-agentvcr: %s\n%s" % (r.headers.get("x-agentvcr"), r.text))`
@@ -430,17 +440,21 @@ func TestNodeWarnsWhenDirect(t *testing.T) {
 	w := newWitness(t)
 	_, env := envProxy(t, w)
 	url := w.url("https", "127.0.0.1")
+	// NO_PROXY as a user may set it: ::1 exempt, 127.0.0.1 not.
+	v6Exempt := withVar(withVar(env, "NO_PROXY", "::1"), "no_proxy", "::1")
 	tests := []struct {
 		name string
+		env  map[string]string
 		args []string
 		want string
 	}{
-		{"node:https with its own agent", []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
-		{"fetch with its own dispatcher", []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
+		{"node:https with its own agent", env, []string{"-e", nodeHTTPSOwnAgent, url + "/https"}, "node:https connection to " + url + " went around the proxy"},
+		{"fetch with its own dispatcher", env, []string{ownAgent, url + "/fetch"}, "fetch (undici) connection to " + url + " went around the proxy"},
+		{"node:https with a Host header naming an exempt host", v6Exempt, []string{"-e", nodeHTTPSHostHeader, url + "/host"}, "node:https connection to " + url + " went around the proxy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, err := runClient(t, env, "node", tt.args...)
+			stdout, stderr, err := runClient(t, tt.env, "node", tt.args...)
 			if !strings.Contains(stderr, "agentvcr: WARNING: "+tt.want) || strings.Count(stderr, "agentvcr:") != 1 {
 				t.Fatalf("want one warning %q\nerr: %v\nstdout:\n%s\nstderr:\n%s", tt.want, err, stdout, stderr)
 			}

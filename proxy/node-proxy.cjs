@@ -87,9 +87,17 @@
     return net.isIP(want) ? got === want.replace(/^::ffff:/, '') : true;
   });
 
+  // Names this machine only: localhost, 127.0.0.0/8, ::1.
+  const isLoopback = (host) => {
+    const h = bare(host).replace(/^::ffff:/, '');
+    return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || (net.isIPv4(h) && h.startsWith('127.'));
+  };
+
   const checkDirect = (what, protocol, host, port, socket) => {
     // No address: a Unix socket (the Docker API), not the network.
-    if (!socket.remoteAddress || exempt(host, port) || onProxy(socket)) return;
+    if (!socket.remoteAddress || onProxy(socket)) return;
+    // An exempt loopback name must also have connected to loopback.
+    if (exempt(host, port) && (!isLoopback(host) || isLoopback(socket.remoteAddress))) return;
     const origin = `${protocol}//${net.isIPv6(bare(host)) ? `[${bare(host)}]` : bare(host)}:${port}`;
     const why = what.startsWith('fetch')
       ? 'A dispatcher the program installed replaced the proxy\'s: make it undici\'s EnvHttpProxyAgent'
@@ -105,13 +113,12 @@
   });
   dc.subscribe('http.client.request.start', ({ request }) => {
     const protocol = request.protocol || 'http:';
-    const hostHeader = String(request.getHeader('host') || request.host || '');
-    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostHeader);
-    const host = m ? m[1] : request.host || '';
-    const port = m && m[2] ? Number(m[2]) : defaultPort(protocol);
+    // Where it connected (request.host, the socket's port), never the Host
+    // header, which a request sets as it likes.
+    const host = request.host || 'localhost';
     if (request.socketPath) return;
     const watch = (socket) => {
-      const check = () => checkDirect('node:' + protocol.slice(0, -1), protocol, host, port, socket);
+      const check = () => checkDirect('node:' + protocol.slice(0, -1), protocol, host, socket.remotePort || defaultPort(protocol), socket);
       if (socket.remoteAddress) check();
       else socket.once('connect', check);
     };

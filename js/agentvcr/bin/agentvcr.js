@@ -2,7 +2,7 @@
 // `npx agentvcr ARGS...` runs the recorder binary (see resolveBinary) with
 // ARGS, this process's standard input and output, its signals and its
 // exit code, so that it stands in for the binary in scripts and terminals.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { resolveBinary } from '../dist/binary.js';
 
@@ -23,9 +23,22 @@ try {
 //   from this process, each once.
 // - On Windows the console delivers Ctrl-C to recorder itself; there is
 //   nothing to pass on, only to outlive recorder to report its exit code.
+//
+// recorder keeps a process group of its own so that a signal to the whole
+// group reaches it once, not twice (from the group, then from this
+// process): a second SIGINT would cut its graceful stop short. The price:
+// should this process die by SIGKILL, recorder would outlive it. For
+// `proxy`, which never reads standard input, it gets a pipe for it and
+// --exit-on-stdin-close (when the binary knows the flag): it stops, as on
+// SIGTERM, when this process dies, however. Other commands (eval runs a
+// program that may read this process's input) keep the input they had.
 const windows = process.platform === 'win32';
 const tty = Boolean(process.stdin.isTTY);
-const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit', detached: !windows && !tty });
+const args = process.argv.slice(2);
+const watchStdin = args[0] === 'proxy' && !args.includes('--exit-on-stdin-close') && knowsStdinFlag(binary);
+if (watchStdin) args.splice(1, 0, '--exit-on-stdin-close');
+const child = spawn(binary, args, { stdio: [watchStdin ? 'pipe' : 'inherit', 'inherit', 'inherit'], detached: !windows && !tty });
+child.stdin?.on('error', () => {}); // EPIPE once recorder has exited
 
 const forwarded = windows ? [] : tty ? ['SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const handlers = new Map();
@@ -50,3 +63,12 @@ child.on('exit', (code, signal) => {
   }
   process.exit(code ?? 1);
 });
+
+/** knowsStdinFlag reports whether the binary's `proxy` takes --exit-on-stdin-close (an older one does not). */
+function knowsStdinFlag(path) {
+  try {
+    return execFileSync(path, ['proxy', '-h'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 5_000 }).includes('exit-on-stdin-close');
+  } catch (err) {
+    return String(err?.stdout ?? '').includes('exit-on-stdin-close');
+  }
+}

@@ -42,13 +42,26 @@ const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 const root = path.resolve(pkgDir, '../..');
 const win = process.platform === 'win32';
 
-const { values: opts } = parseArgs({
-  options: {
-    platform: { type: 'string', default: 'host' },
-    out: { type: 'string', default: path.join(root, 'js/dist') },
-    json: { type: 'boolean', default: false },
-  },
-});
+const usage = 'usage: node js/agentvcr/scripts/pack.mjs [--platform host|all|linux-x64,...] [--out DIR] [--json]';
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      platform: { type: 'string', default: 'host' },
+      out: { type: 'string', default: path.join(root, 'js/dist') },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (err) {
+  // An unknown flag, a stray argument, a flag without its value.
+  console.error(`pack.mjs: ${err instanceof Error ? err.message : String(err)}\n${usage}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(usage);
+  process.exit(0);
+}
 const host = `${process.platform}-${process.arch}`;
 const platforms =
   opts.platform === 'all' ? Object.keys(targets) : opts.platform.split(',').map((p) => (p === 'host' ? host : p.trim()));

@@ -148,6 +148,8 @@ export class Control {
   readonly #agent: Agent;
   readonly #diagnose: (() => string | undefined) | undefined;
   readonly #streams = new Set<{ close(): void }>();
+  /** The event streams' connections, each with its destroy() once called. */
+  readonly #streamClients = new Map<Client, Promise<void> | undefined>();
   #progressErrors: Error[] = [];
   readonly #transport: Transport;
 
@@ -331,13 +333,14 @@ export class Control {
 
   /** Closes this client's event streams (their holds end) and its connections. */
   async close(): Promise<void> {
-    this.closeStreams();
+    await this.closeStreams();
     await this.#agent.close();
   }
 
-  /** Closes this client's open event streams; the proxy ends their holds. */
-  closeStreams(): void {
+  /** Closes this client's open event streams; the proxy ends their holds. Resolves once their connections are gone. */
+  async closeStreams(): Promise<void> {
     for (const s of this.#streams) s.close();
+    await Promise.all([...this.#streamClients].map(([c, gone]) => gone ?? c.destroy().catch(() => {})));
   }
 
   // ---- transport
@@ -369,7 +372,12 @@ export class Control {
     // sees the stream gone at once and ends its holds (a pooled connection
     // might linger, keeping the proxy's stop waiting for it).
     const client = new Client(this.url, { bodyTimeout: 0, connect: { timeout: 10_000 } });
-    const destroy = () => void client.destroy().catch(() => {});
+    this.#streamClients.set(client, undefined);
+    const destroy = () => {
+      if (this.#streamClients.get(client)) return;
+      const gone = client.destroy().catch(() => {}).finally(() => this.#streamClients.delete(client));
+      this.#streamClients.set(client, gone);
+    };
     signal.addEventListener('abort', destroy, { once: true });
     try {
       const res = await request(this.url + path, {

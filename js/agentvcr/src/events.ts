@@ -52,8 +52,10 @@ export interface OnProgressOptions {
 
 /**
  * An onProgress subscription. close() stops it after the running handlers
- * settle (their held events released); errors() are the handlers' errors
- * and failed releases, for a test to assert empty.
+ * settle (their held events released), waiting for them at most the
+ * hold timeout (holdTimeoutMs, else 5 s): a handler still running then is
+ * an error "the handler for event N did not settle". errors() are the
+ * handlers' errors and failed releases, for a test to assert empty.
  */
 export interface Subscription extends AsyncDisposable {
   close(): Promise<void>;
@@ -178,6 +180,9 @@ export function openEvents(t: Transport, opts: EventsOptions): EventStream {
   };
 }
 
+/** How long Subscription.close() waits for running handlers when onProgress has no holdTimeoutMs. */
+const closeSettleMs = 5_000;
+
 /** subscribe is Control.onProgress. */
 export async function subscribe(
   control: Control,
@@ -195,7 +200,7 @@ export async function subscribe(
     collected.push(err);
     report(err);
   };
-  const running = new Set<Promise<void>>();
+  const running = new Map<Promise<void>, ProgressEvent>();
   const actions: ProgressActions = {
     send: async (input) => {
       if (!opts.send) {
@@ -227,21 +232,42 @@ export async function subscribe(
     try {
       for await (const ev of stream) {
         const p = handle(ev);
-        running.add(p);
+        running.set(p, ev);
         void p.finally(() => running.delete(p));
       }
     } catch (err) {
       fail(asError(err));
     }
   })();
+  // close() waits this long for running handlers: a handler that never
+  // settles must not hang the test's teardown.
+  const settleMs = opts.holdTimeoutMs ?? closeSettleMs;
+  const settled = async (deadline: number): Promise<boolean> => {
+    while (running.size) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()))));
+      const r = await Promise.race([Promise.allSettled([...running.keys()]), late]);
+      clearTimeout(timer);
+      if (r === 'late') return false;
+    }
+    return true;
+  };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      const deadline = Date.now() + settleMs;
       // Let running handlers settle (and release) before the stream closes.
-      while (running.size) await Promise.allSettled([...running]);
-      stream.close();
+      let ok = await settled(deadline);
+      stream.close(); // the proxy ends the holds still open
       await pump;
-      while (running.size) await Promise.allSettled([...running]);
+      if (ok) ok = await settled(deadline);
+      if (!ok) {
+        for (const ev of running.values()) {
+          fail(new Error(`agentvcr: onProgress: the handler for event ${ev.id} (${ev.type}) did not settle within ${settleMs} ms ` +
+            'of close(); close() went on without it (make the handler return, or time out what it awaits)'));
+        }
+        running.clear();
+      }
     })());
   return { close, errors: () => [...collected], [Symbol.asyncDispose]: close };
 }

@@ -1,7 +1,7 @@
 // startProxy: runs `recorder proxy` as a child process, reads its start
 // line and hands back what a test needs: the proxy's URL, the control
 // client, the CA, the environment for a child process, and close().
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { resolveBinary } from './binary.js';
 import { Control } from './control.js';
@@ -81,6 +81,40 @@ const stopTimeoutMs = 30_000;
 const running = new Set<ChildProcess>();
 let exitHook = false;
 
+/** How long a failed start waits for the proxy's stderr to end, so that the error holds all of it. */
+const stderrWaitMs = 2_000;
+
+/**
+ * Whether a recorder binary's `proxy` takes --exit-on-stdin-close (stop,
+ * as on SIGTERM, when its standard input closes: when this process dies,
+ * however, even by SIGKILL, the proxy does not outlive it). Asked once
+ * per binary, of its help; an older binary without the flag is run
+ * without it.
+ */
+const stdinFlag = new Map<string, Promise<boolean>>();
+function exitsOnStdinClose(binary: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  let known = stdinFlag.get(binary);
+  if (!known) {
+    known = new Promise<boolean>((resolve) => {
+      execFile(binary, ['proxy', '-h'], { env, timeout: 2_000, killSignal: 'SIGKILL' }, (_err, stdout, stderr) => {
+        resolve(`${stdout}${stderr}`.includes('exit-on-stdin-close'));
+      });
+    });
+    stdinFlag.set(binary, known);
+  }
+  return known;
+}
+
+/** isStartLine reports whether the proxy's first line has the start line's shape. */
+function isStartLine(v: unknown): v is StartLine {
+  if (typeof v !== 'object' || v === null) return false;
+  const l = v as Record<string, unknown>;
+  return ['proxy', 'control', 'token', 'ca'].every((k) => typeof l[k] === 'string' && l[k] !== '') &&
+    typeof l.env === 'object' && l.env !== null && !Array.isArray(l.env) &&
+    Object.values(l.env).every((x) => typeof x === 'string') &&
+    (l.warnings === undefined || l.warnings === null || Array.isArray(l.warnings));
+}
+
 /**
  * startProxy spawns `recorder proxy` on 127.0.0.1:0 (so that any number
  * run at once, one per test worker, even on one cassette directory) and
@@ -100,9 +134,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   if (options.caDir !== undefined) args.push('--ca-dir', options.caDir);
   const log = options.log ?? 'quiet';
   if (log !== 'verbose') args.push('--quiet');
+  // Its stdin is a pipe this process holds: when this process dies, the
+  // pipe closes and the proxy stops (with a binary that knows the flag).
+  if (await exitsOnStdinClose(binary, options.env ?? process.env)) args.push('--exit-on-stdin-close');
   args.push(...(options.args ?? []));
 
-  const child = spawn(binary, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, args, { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.on('error', () => {}); // EPIPE once the proxy has exited
   running.add(child);
   if (!exitHook) {
     exitHook = true;
@@ -114,6 +152,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   }
 
   let tail = '';
+  const stderrEnded = new Promise<void>((resolve) => {
+    child.stderr!.once('end', resolve);
+    child.stderr!.once('close', resolve);
+  });
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (s: string) => {
     tail = (tail + s).slice(-tailBytes);
@@ -157,20 +199,32 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
       if (settled) return;
       settle();
       child.kill('SIGKILL');
-      reject(new Error(`agentvcr: startProxy: ${why} (${binary} ${args.join(' ')})${stderrTail()}`));
+      // All it wrote: its stderr ends once it has exited (or after a bound,
+      // should a process it started hold the pipe).
+      let timer: NodeJS.Timeout | undefined;
+      void Promise.race([stderrEnded, new Promise((resolve) => (timer = setTimeout(resolve, stderrWaitMs)))]).then(() => {
+        clearTimeout(timer);
+        reject(new Error(`agentvcr: startProxy: ${why} (${binary} ${args.join(' ')})${stderrTail()}`));
+      });
     };
     const onData = (s: string) => {
       out += s;
       const nl = out.indexOf('\n');
       if (nl < 0 || settled) return;
       const first = out.slice(0, nl);
+      let parsed: unknown;
       try {
-        const parsed = JSON.parse(first) as StartLine;
-        settle();
-        resolve(parsed);
+        parsed = JSON.parse(first);
       } catch {
-        fail(`its first line is not the start line: ${JSON.stringify(first.slice(0, 500))}`);
+        parsed = undefined;
       }
+      if (!isStartLine(parsed)) {
+        fail(`its first line is not the start line ({"proxy", "control", "token", "ca", "env"}): ${JSON.stringify(first.slice(0, 500))}; ` +
+          'is the binary a recorder of this package\'s version?');
+        return;
+      }
+      settle();
+      resolve(parsed);
     };
     const timer = setTimeout(() => fail(`no start line within ${timeoutMs} ms`), timeoutMs);
     child.stdout!.setEncoding('utf8');
@@ -185,7 +239,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   const close = () =>
     (closing ??= (async () => {
       const diedBefore = status !== undefined;
-      control.closeStreams();
+      // The event streams' connections are gone before SIGTERM: the proxy
+      // would otherwise wait for them as for any request in flight.
+      let streamsTimer: NodeJS.Timeout | undefined;
+      await Promise.race([control.closeStreams(), new Promise((resolve) => (streamsTimer = setTimeout(resolve, 1_000)))]);
+      clearTimeout(streamsTimer);
       if (!diedBefore) child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const done = await Promise.race([

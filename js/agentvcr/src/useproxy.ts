@@ -82,7 +82,7 @@ export function useProxy(proxy: ProxyTarget, opts: UseProxyOptions = {}): ProxyU
   }
   const ca = [...tls.rootCertificates, caPem];
   const noProxy = [...(proxy.noProxy ?? (proxy.env?.NO_PROXY !== undefined
-    ? proxy.env.NO_PROXY.split(/[\s,]+/).filter(Boolean)
+    ? envNoProxy(proxy.env.NO_PROXY)
     : loopbackHosts))];
   if (proxy.controlUrl) noProxy.push(new URL(proxy.controlUrl).host);
   const exempt = exemption(noProxy);
@@ -100,8 +100,9 @@ export function useProxy(proxy: ProxyTarget, opts: UseProxyOptions = {}): ProxyU
   // node:http(s).
   const previousAgents = { http: http.globalAgent, https: https.globalAgent };
   const tunnel = tunneller(proxyURL);
-  const httpAgent = new HttpTunnelAgent((http.globalAgent as unknown as { options: http.AgentOptions }).options, { scheme: 'http:', exempt, tunnel, ca });
-  const httpsAgent = new HttpsTunnelAgent(https.globalAgent.options, { scheme: 'https:', exempt, tunnel, ca });
+  const { HttpTunnelAgent, HttpsTunnelAgent } = tunnelAgents({ exempt, tunnel, ca });
+  const httpAgent = new HttpTunnelAgent((http.globalAgent as unknown as { options: http.AgentOptions }).options);
+  const httpsAgent = new HttpsTunnelAgent(https.globalAgent.options);
   http.globalAgent = httpAgent;
   https.globalAgent = httpsAgent;
 
@@ -126,6 +127,26 @@ export function useProxy(proxy: ProxyTarget, opts: UseProxyOptions = {}): ProxyU
     agent.close().catch(() => {}); // lets requests in flight finish
   };
   return { violations: () => [...found], restore, [Symbol.dispose]: restore };
+}
+
+/**
+ * envNoProxy is the proxy env's NO_PROXY as useProxy uses it. When the
+ * proxy allows an origin on loopback, the env leaves that host out of
+ * NO_PROXY; then no loopback name is exempt, since the others reach the
+ * same machine: `localhost:P` must not go around the proxy to a server
+ * the proxy records as `127.0.0.1:P`.
+ */
+function envNoProxy(value: string): string[] {
+  const entries = value.split(/[\s,]+/).filter(Boolean);
+  const kept = loopbackHosts.filter((h) => entries.includes(h));
+  if (kept.length === loopbackHosts.length || kept.length === 0) return entries;
+  return entries.filter((e) => !loopbackHosts.includes(e));
+}
+
+/** isLoopback reports whether host names this machine only (localhost, 127.0.0.0/8, ::1). */
+function isLoopback(host: string): boolean {
+  const h = bare(host).replace(/^::ffff:/, '');
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || (net.isIPv4(h) && h.startsWith('127.'));
 }
 
 /** exemption returns whether NO_PROXY entries exempt host:port. */
@@ -233,28 +254,28 @@ function tunnelConnection(route: Route, options: ConnectionOptions, callback: Ca
   return undefined;
 }
 
-/** An http.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
-class HttpTunnelAgent extends http.Agent {
-  #route: Route;
-  constructor(options: http.AgentOptions, route: Route) {
-    super(options);
-    this.#route = route;
+/**
+ * tunnelAgents makes the agent classes useProxy installs, with the route
+ * in the class rather than in an instance: Node makes an agent of its own
+ * from the global one's constructor (`new globalAgent.constructor()`, for
+ * agent: false), which must tunnel too.
+ */
+function tunnelAgents(common: Omit<Route, 'scheme'>): { HttpTunnelAgent: typeof http.Agent; HttpsTunnelAgent: typeof https.Agent } {
+  const httpRoute: Route = { ...common, scheme: 'http:' };
+  const httpsRoute: Route = { ...common, scheme: 'https:' };
+  /** An http.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
+  class HttpTunnelAgent extends http.Agent {
+    override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
+      return tunnelConnection(httpRoute, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+    }
   }
-  override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
-    return tunnelConnection(this.#route, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+  /** An https.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
+  class HttpsTunnelAgent extends https.Agent {
+    override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
+      return tunnelConnection(httpsRoute, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
+    }
   }
-}
-
-/** An https.Agent whose connections go through the proxy, except those NO_PROXY exempts. */
-class HttpsTunnelAgent extends https.Agent {
-  #route: Route;
-  constructor(options: https.AgentOptions, route: Route) {
-    super(options);
-    this.#route = route;
-  }
-  override createConnection(options: ConnectionOptions, callback?: Callback): Duplex | undefined {
-    return tunnelConnection(this.#route, options, callback, () => super.createConnection(options, callback as never) as Duplex | undefined);
-  }
+  return { HttpTunnelAgent, HttpsTunnelAgent };
 }
 
 /**
@@ -273,7 +294,9 @@ function guard(proxy: URL, exempt: (host: string, port: number) => boolean, foun
   };
   const check = (what: string, protocol: string, host: string, port: number, socket: net.Socket, stack: string | undefined): void => {
     // No address: a Unix socket, not the network.
-    if (!socket.remoteAddress || exempt(host, port) || onProxy(socket)) return;
+    if (!socket.remoteAddress || onProxy(socket)) return;
+    // An exempt loopback name must also have connected to loopback.
+    if (exempt(host, port) && (!isLoopback(host) || isLoopback(socket.remoteAddress))) return;
     const h = bare(host);
     const origin = `${protocol}//${net.isIPv6(h) ? `[${h}]` : h}:${port}`;
     const frames = (stack ?? '').split('\n').slice(1).filter((line) => !/\(node:|at node:|useproxy\.[jt]s/.test(line));
@@ -298,12 +321,12 @@ function guard(proxy: URL, exempt: (host: string, port: number) => boolean, foun
     const { request } = message as { request: http.ClientRequest & { socketPath?: string } };
     if (request.socketPath) return;
     const protocol = request.protocol || 'http:';
-    const hostHeader = String(request.getHeader('host') ?? request.host ?? '');
-    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostHeader);
-    const host = m ? m[1]! : request.host;
-    const port = m?.[2] ? Number(m[2]) : defaultPort(protocol);
+    // Where it connected (request.host, the socket's port), never the Host
+    // header, which a request sets as it likes.
+    const host = request.host || 'localhost';
     const watch = (socket: net.Socket): void => {
-      const run = (): void => check('node:' + protocol.slice(0, -1), protocol, host, port, socket, stacks.get(request) ?? stacks.get(socket));
+      const run = (): void => check('node:' + protocol.slice(0, -1), protocol, host, socket.remotePort ?? defaultPort(protocol), socket,
+        stacks.get(request) ?? stacks.get(socket));
       if (socket.remoteAddress) run();
       else socket.once('connect', run);
     };

@@ -1,5 +1,6 @@
 // "agentvcr/vitest": vitest's test with a recording proxy per worker and a
 // test scope per test, ended with the test's result.
+import { createHash } from 'node:crypto';
 import { test as base } from 'vitest';
 import type { TaskMeta, TestAPI, TestContext } from 'vitest';
 import { ScopeFailedError } from './control.js';
@@ -81,6 +82,35 @@ export interface AgentvcrWorkerFixtures {
   proxy: Proxy;
 }
 
+/**
+ * What createTest returns: vitest's test with these fixtures, `proxy` and
+ * `agentvcr` marked worker-scoped (vitest's $__worker), so that a worker
+ * fixture built on them type-checks:
+ * `test.extend('agent', { scope: 'worker' }, ({ proxy }) => ...)`.
+ */
+export type AgentvcrTestAPI = TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures & {
+  readonly $__worker?: AgentvcrWorkerFixtures;
+  readonly $__test?: AgentvcrFixtures;
+}>;
+
+/** The longest scope name the proxy takes, in bytes (control.MaxScopeName). */
+const maxScopeName = 256;
+
+/**
+ * scopeName fits a test's name to the proxy's limit: a longer one keeps
+ * its beginning and ends with a hash of the whole, so that it stays unique.
+ */
+export function scopeName(full: string): string {
+  if (Buffer.byteLength(full) <= maxScopeName) return full;
+  const tail = ` … #${createHash('sha256').update(full).digest('hex').slice(0, 12)}`;
+  let prefix = '';
+  for (const ch of full) {
+    if (Buffer.byteLength(prefix + ch + tail) > maxScopeName) break;
+    prefix += ch;
+  }
+  return prefix + tail;
+}
+
 const sub = (a: Stats, b: Stats): Stats =>
   Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k as keyof Stats] ?? 0)])) as unknown as Stats;
 
@@ -103,8 +133,10 @@ const sub = (a: Stats, b: Stats): Stats =>
  *   and, after vcr.useProxy(), connections around the proxy fail the test. What happened is in
  *   task.meta.agentvcr.
  */
-export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures> {
+export function createTest(options: AgentvcrOptions = {}): AgentvcrTestAPI {
   const names = new Map<string, number>();
+  // The scope open on this worker's proxy, which has one at a time.
+  let open: string | undefined;
   return base.extend({
     agentvcr: [{}, { scope: 'worker', injected: true }] as never,
     proxy: [
@@ -123,75 +155,91 @@ export function createTest(options: AgentvcrOptions = {}): TestAPI<AgentvcrFixtu
         const full = [task.file.name, ...suiteNames(task), task.name].join(' > ');
         const n = (names.get(full) ?? 0) + 1;
         names.set(full, n);
-        const name = n === 1 ? full : `${full} (${n})`;
-        const { control } = proxy;
-        const [statsBefore, missesBefore] = await Promise.all([control.stats(), control.misses()]);
-        await control.beginScope(name);
-        const uses: ProxyUse[] = [];
-        await use({
-          name,
-          proxy,
-          control,
-          useProxy: (opts) => {
-            const u = useProxy(proxy, { guard: true, ...opts });
-            uses.push(u);
-            return u;
-          },
-        });
-        // vitest has set the test's state by now (runTest: the test, then
-        // afterEach, then fixture teardown).
-        const violations = uses.flatMap((u) => u.violations());
-        const handlerErrors = control.takeProgressErrors();
-        for (const u of uses.reverse()) u.restore();
-        const passed = task.result?.state !== 'fail' && violations.length === 0 && handlerErrors.length === 0;
-        let failure: ScopeFailedError | undefined;
-        let result: { recorded: number; missed: number; dropped?: number } | undefined;
+        const name = scopeName(n === 1 ? full : `${full} (${n})`);
+        const concurrent = (): Error => new Error('agentvcr: vcr supports one test at a time per worker (test.concurrent is not supported): ' +
+          `${JSON.stringify(name)} started while ${JSON.stringify(open)} was running; drop .concurrent, ` +
+          'or put the tests in separate files, which vitest runs in separate workers');
+        if (open !== undefined) throw concurrent();
+        open = name;
         try {
-          result = await control.endScope(name, passed);
-        } catch (err) {
-          if (!(err instanceof ScopeFailedError)) throw err;
-          failure = err;
+          await vcrScope(name, proxy, task, use);
+        } finally {
+          open = undefined;
         }
-        const [statsAfter, missesAfter] = await Promise.all([control.stats(), control.misses()]);
-        const stats = sub(statsAfter, statsBefore);
-        const misses = missesAfter.slice(missesBefore.length);
-        const meta: AgentvcrMeta = {
-          scope: name,
-          proxy: proxy.url,
-          passed: passed && !failure,
-          recorded: passed && !failure ? (result?.recorded ?? 0) : 0,
-          dropped: failure?.dropped ?? result?.dropped ?? (passed ? 0 : result?.recorded ?? 0),
-          missed: failure?.missed ?? result?.missed ?? 0,
-          misses,
-          modelCalls: stats.faked,
-          stats,
-          unused: failure?.unused ?? [],
-          unscripted: failure?.unscripted ?? [],
-          unknownSlack: failure?.unknownSlack ?? [],
-          violations,
-        };
-        (task.meta as TaskMeta).agentvcr = meta;
-        const problems: string[] = [];
-        if (failure) problems.push(failure.message);
-        if (meta.missed > 0) {
-          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${meta.missed} replay miss(es): nothing recorded matched ` +
-            '(record again locally without CI set, or see the nearest recording):\n' +
-            misses.map((m) => `  - ${m.method} ${m.url}${m.nearestUrl ? ` (nearest ${m.nearestUrl}${m.differ?.length ? `, differs in ${m.differ.join(', ')}` : ''})` : ''}`).join('\n'));
-        }
-        if (handlerErrors.length > 0) {
-          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${handlerErrors.length} onProgress handler(s) failed:\n` +
-            handlerErrors.map((e) => `  - ${String(e.stack ?? e.message).replace(/\n/g, '\n    ')}`).join('\n'));
-        }
-        if (violations.length > 0) {
-          problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${violations.length} connection(s) went around the proxy ` +
-            '(a library with its own Agent or dispatcher: give it none, or one through HTTPS_PROXY):\n' +
-            violations.map((v) => `  - ${v.replace(/\n/g, '\n    ')}`).join('\n'));
-        }
-        if (problems.length > 0) throw new Error(problems.join('\n'));
       },
       { auto: true },
     ] as never,
-  }) as unknown as TestAPI<AgentvcrFixtures & AgentvcrWorkerFixtures>;
+  }) as unknown as AgentvcrTestAPI;
+
+  /** vcrScope is the vcr fixture of a test, once it is the worker's only one. */
+  async function vcrScope(name: string, proxy: Proxy, task: TestContext['task'], use: (v: Vcr) => Promise<void>): Promise<void> {
+    const { control } = proxy;
+    const [statsBefore, missesBefore] = await Promise.all([control.stats(), control.misses()]);
+    // Each test's scripted model starts empty; the proxy refuses this while a scope is open.
+    await control.model.reset();
+    await control.beginScope(name);
+    const uses: ProxyUse[] = [];
+    await use({
+      name,
+      proxy,
+      control,
+      useProxy: (opts) => {
+        const u = useProxy(proxy, { guard: true, ...opts });
+        uses.push(u);
+        return u;
+      },
+    });
+    // vitest has set the test's state by now (runTest: the test, then
+    // afterEach, then fixture teardown).
+    const violations = uses.flatMap((u) => u.violations());
+    const handlerErrors = control.takeProgressErrors();
+    for (const u of uses.reverse()) u.restore();
+    const passed = task.result?.state !== 'fail' && violations.length === 0 && handlerErrors.length === 0;
+    let failure: ScopeFailedError | undefined;
+    let result: { recorded: number; missed: number; dropped?: number } | undefined;
+    try {
+      result = await control.endScope(name, passed);
+    } catch (err) {
+      if (!(err instanceof ScopeFailedError)) throw err;
+      failure = err;
+    }
+    const [statsAfter, missesAfter] = await Promise.all([control.stats(), control.misses()]);
+    const stats = sub(statsAfter, statsBefore);
+    const misses = missesAfter.slice(missesBefore.length);
+    const meta: AgentvcrMeta = {
+      scope: name,
+      proxy: proxy.url,
+      passed: passed && !failure,
+      recorded: passed && !failure ? (result?.recorded ?? 0) : 0,
+      dropped: failure?.dropped ?? result?.dropped ?? (passed ? 0 : result?.recorded ?? 0),
+      missed: failure?.missed ?? result?.missed ?? 0,
+      misses,
+      modelCalls: stats.faked,
+      stats,
+      unused: failure?.unused ?? [],
+      unscripted: failure?.unscripted ?? [],
+      unknownSlack: failure?.unknownSlack ?? [],
+      violations,
+    };
+    (task.meta as TaskMeta).agentvcr = meta;
+    const problems: string[] = [];
+    if (failure) problems.push(failure.message);
+    if (meta.missed > 0) {
+      problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${meta.missed} replay miss(es): nothing recorded matched ` +
+        '(record again locally without CI set, or see the nearest recording):\n' +
+        misses.map((m) => `  - ${m.method} ${m.url}${m.nearestUrl ? ` (nearest ${m.nearestUrl}${m.differ?.length ? `, differs in ${m.differ.join(', ')}` : ''})` : ''}`).join('\n'));
+    }
+    if (handlerErrors.length > 0) {
+      problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${handlerErrors.length} onProgress handler(s) failed:\n` +
+        handlerErrors.map((e) => `  - ${String(e.stack ?? e.message).replace(/\n/g, '\n    ')}`).join('\n'));
+    }
+    if (violations.length > 0) {
+      problems.push(`agentvcr: scope ${JSON.stringify(name)}: ${violations.length} connection(s) went around the proxy ` +
+        '(a library with its own Agent or dispatcher: give it none, or one through HTTPS_PROXY):\n' +
+        violations.map((v) => `  - ${v.replace(/\n/g, '\n    ')}`).join('\n'));
+    }
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  }
 }
 
 /**

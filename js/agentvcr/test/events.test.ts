@@ -174,3 +174,22 @@ test('an aborted signal ends the iteration', async () => {
   await stream.closed;
   expect(seen).toEqual([]);
 });
+
+test('close() ends a subscription whose handler never settles, within the hold timeout, and says so', async () => {
+  await proxy.control.model.respond('support', ['never asked for: the hold ends first']);
+  let seen: ModelRequestEvent | undefined;
+  const sub = await proxy.control.onProgress((ev) => {
+    if (ev.type !== 'model_request') return undefined;
+    seen = ev;
+    return new Promise(() => {}); // never settles
+  }, { hold: ['model_request'], holdTimeoutMs: 500 });
+  const got = await anthropic(d, { system: 'You are support.', messages: [{ role: 'user', content: 'when?' }] });
+  expect(got.status).toBe(504); // the hold expired
+  const start = Date.now();
+  await sub.close();
+  expect(Date.now() - start).toBeLessThan(3_000);
+  expect(sub.errors().map((e) => e.message)).toEqual([
+    expect.stringContaining(`the handler for event ${seen!.id} (model_request) did not settle within 500 ms`),
+  ]);
+  proxy.control.takeProgressErrors();
+});

@@ -57,7 +57,7 @@ describe('useProxy', () => {
     for (const [how, r] of Object.entries(out.refused)) {
       expect(r.status === 200 && r.body?.startsWith('hello'), `${out.node} ${how} reached ${refused.url}: ${JSON.stringify(r)}`).toBe(false);
     }
-    expect(out.exempt, `${out.node} localhost is in NO_PROXY`).toMatchObject({ status: 200, header: null, body: 'hello /exempt' });
+    expect(out.exempt, `${out.node} localhost is in noProxy`).toMatchObject({ status: 200, header: null, body: 'hello /exempt' });
     expect(out.violations, out.violations.join('\n\n')).toHaveLength(2);
     expect(out.violations[0]).toMatch(new RegExp(`^node:http connection to ${bystander.url}:?\\d* went around the proxy`));
     expect(out.violations[0]).toContain('useproxy.scenario.ts'); // the stack of the request
@@ -98,6 +98,59 @@ describe('useProxy', () => {
       expect(use.violations()).toEqual([]);
     }
     expect(http.globalAgent).toBe(before);
+  });
+
+  test('agent: false (a fresh agent of the global one\'s class) tunnels too', async () => {
+    using use = useProxy(input.proxy, { guard: true });
+    const before = plain.requests().length;
+    const u = new URL(plain.url);
+    const got = await new Promise<{ status?: number; header?: string | string[] }>((resolve, reject) => {
+      http.get({ host: u.hostname, port: u.port, path: '/agent-false', agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, header: res.headers['x-agentvcr'] }));
+      }).on('error', reject);
+    });
+    expect(got.status).toBe(200);
+    expect(got.header, "the proxy's X-Agentvcr header").toBeTruthy();
+    expect(plain.requests().length - before).toBe(1);
+    expect(use.violations()).toEqual([]);
+  });
+
+  test('an allowed loopback origin under another loopback name, or a Host header naming one, is never exempt', async () => {
+    // The proxy allows http://127.0.0.1:P: its env's NO_PROXY holds no
+    // loopback name (an older recorder's held the other two).
+    const port = new URL(plain.url).port;
+    const get = (path: string, opts: http.RequestOptions = {}) =>
+      new Promise<{ status?: number; header: string | null }>((resolve, reject) => {
+        http.get({ host: 'localhost', port, path, ...opts }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, header: (res.headers['x-agentvcr'] as string | undefined) ?? null }));
+        }).on('error', reject);
+      });
+    const cases: [string, () => Promise<{ status?: number; header: string | null }>][] = [
+      ['fetch', async () => {
+        const r = await fetch(`http://localhost:${port}/loopback-fetch`);
+        await r.arrayBuffer();
+        return { status: r.status, header: r.headers.get('x-agentvcr') };
+      }],
+      ['node:http', () => get('/loopback-http')],
+    ];
+    const targets = [input.proxy, { ...input.proxy, env: { ...input.proxy.env, NO_PROXY: 'localhost,::1' } }];
+    for (const [how, run] of cases) for (const target of targets) {
+      using use = useProxy(target, { guard: true });
+      const before = plain.connections();
+      const r = await run().catch((err: Error) => ({ status: 0, header: null, err }));
+      const direct = plain.connections() > before && r.header === null;
+      if (direct) expect(use.violations(), `${how}: localhost:${port} went around the proxy unreported`).toHaveLength(1);
+    }
+    {
+      // An Agent of its own to 127.0.0.1 with "Host: localhost:P", localhost exempt.
+      using use = useProxy({ ...input.proxy, noProxy: ['localhost'] }, { guard: true });
+      const r = await get('/host-trick', { host: '127.0.0.1', agent: new http.Agent(), headers: { host: `localhost:${port}` } });
+      expect(r).toMatchObject({ status: 200, header: null });
+      expect(use.violations()).toHaveLength(1);
+      expect(use.violations()[0]).toMatch(new RegExp(`^node:http connection to http://127\\.0\\.0\\.1:${port} went around the proxy`));
+    }
   });
 
   test('says what to do with a bad CA path', () => {

@@ -101,6 +101,35 @@ describe('agentvcr/vitest', () => {
     expect(handler?.meta.agentvcr).toMatchObject({ passed: false });
   });
 
+  test('test.concurrent fails with a message that says so, not a bare 409', async () => {
+    const { report } = await run('concurrent', ['concurrent']);
+    const ts = results(report);
+    expect(ts.map((t) => t.status).sort()).toEqual(['failed', 'passed']);
+    const failed = ts.find((t) => t.status === 'failed');
+    expect(failed?.failureMessages.join('\n')).toContain('vcr supports one test at a time per worker (test.concurrent is not supported)');
+  });
+
+  test('a test name over 256 bytes makes a shortened scope name', async () => {
+    const { report } = await run('long', ['long']);
+    const [t] = results(report);
+    expect(t?.status, t?.failureMessages.join('\n')).toBe('passed');
+    expect(Buffer.byteLength(t?.meta.agentvcr?.scope ?? '')).toBeLessThanOrEqual(256);
+  });
+
+  test("the scripted model is reset before each test's scope: no calls carry over", async () => {
+    const { report } = await run('reset', ['reset']);
+    for (const t of results(report)) expect(t.status, `${t.fullName}: ${t.failureMessages.join('\n')}`).toBe('passed');
+  });
+
+  test("a worker fixture built on the worker's proxy type-checks", async () => {
+    const tsc = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
+    const project = fileURLToPath(new URL('./fixtures/types', import.meta.url));
+    const out = await new Promise<string>((resolve) => {
+      execFile(process.execPath, [tsc, '-p', project], { timeout: 60_000 }, (err, stdout, stderr) => resolve(err ? `${err.message}\n${stdout}${stderr}` : ''));
+    });
+    expect(out).toBe('');
+  });
+
   test('two files in two workers: a proxy each, one cassette directory', async () => {
     const { report } = await run('two', ['two-']);
     const ts = results(report);
