@@ -123,7 +123,7 @@ export interface paths {
         };
         /**
          * Progress events, with holds
-         * @description A test reacts before the agent goes on by holding an event (docs/proxy.md#progress-events-and-holds).
+         * @description A test reacts before the agent goes on by holding an event (docs/proxy.md#progress-events-and-holds). A stream whose client stops reading is dropped 4096 events behind, its holds released, so that it never holds up the agent; reopen it.
          */
         get: operations["streamEvents"];
         put?: never;
