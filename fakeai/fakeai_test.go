@@ -92,7 +92,7 @@ func TestUnscriptedPromptsAndUnusedScriptsFailTheTest(t *testing.T) {
 	}
 	at := rec.cleanup()
 	if len(at) != 2 || !strings.Contains(at[0], "Summarise the incident") ||
-		!strings.Contains(at[1], `agent "router": 1 scripted answers never asked for (Text("billing")): the loop stopped before reaching the scripted answer`) {
+		!strings.Contains(at[1], `agent "router": 1 scripted answer never asked for (Text("billing")): the agent stopped before asking for it`) {
 		t.Fatalf("failures at cleanup %q", at)
 	}
 }

@@ -262,8 +262,13 @@ func (m *Model) unusedLocked() []string {
 		for _, e := range s.queue {
 			left = append(left, e.r.String())
 		}
-		out = append(out, fmt.Sprintf("fakeai: agent %q: %d scripted answers never asked for (%s): the loop stopped before reaching the scripted answer",
-			s.agent.Name, len(s.queue), strings.Join(left, ", ")))
+		n := fmt.Sprintf("%d scripted answers", len(s.queue))
+		if len(s.queue) == 1 {
+			n = "1 scripted answer"
+		}
+		out = append(out, fmt.Sprintf("fakeai: agent %q: %s never asked for (%s): the agent stopped before asking for it, "+
+			"or its prompts matched another agent's script; script only what the test makes it ask",
+			s.agent.Name, n, strings.Join(left, ", ")))
 	}
 	return append(out, m.mediaProblemsLocked()...)
 }

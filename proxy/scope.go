@@ -184,7 +184,7 @@ func (p *Proxy) endScopeLocked(name string, passed bool, unknown, fakes, unused 
 	var failed error
 	if len(unknown) > sc.unknown {
 		res.UnknownSlack = unknown[sc.unknown:]
-		failed = fmt.Errorf("%w: %v; the scope counts as failed and its recordings were dropped (add the method to proxy/slack, or give Slack a rule in another mode)", ErrUnknownSlackMethod, res.UnknownSlack)
+		failed = fmt.Errorf("%w: %v; the scope counts as failed and its recordings were dropped (the mock answers the methods docs/proxy.md#the-slack-mock lists; for others, give the slack rule another mode with --config, such as auto to record the real Slack)", ErrUnknownSlackMethod, res.UnknownSlack)
 		passed = false
 	}
 	if len(fakes) > sc.fakes {
