@@ -5,27 +5,10 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, test } from 'vitest';
-import { tempDir } from './client-helpers.js';
+import { alive, tempDir, until } from './client-helpers.js';
 
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const wrapper = fileURLToPath(new URL('../bin/agentvcr.js', import.meta.url));
-
-/** alive reports whether pid runs (a zombie, exited but not reaped, does not). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX] /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   // The wrapper imports dist/binary.js.

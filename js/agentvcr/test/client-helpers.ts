@@ -118,3 +118,25 @@ export function median(xs: number[]): number {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/**
+ * alive reports whether a process with this pid runs: an exited one whose
+ * parent died may stay a zombie a while (until init reaps it), which
+ * process.kill(pid, 0) cannot tell from a live one, /proc can.
+ */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX] /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** until polls cond every 20 ms until it holds, or throws after ms. */
+export async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

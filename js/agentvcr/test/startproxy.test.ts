@@ -7,31 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { startProxy } from '../src/index.js';
-import { tempDir } from './client-helpers.js';
+import { alive, tempDir, until } from './client-helpers.js';
 import { node24 } from './useproxy.helpers.js';
-
-/**
- * alive reports whether a process with this pid runs: an exited one whose
- * parent died may stay a zombie a while (until init reaps it), which
- * process.kill(pid, 0) cannot tell from a live one, /proc can.
- */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) [ZX] /s.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-/** until polls cond every 20 ms until it holds, or throws after ms. */
-async function until(what: string, cond: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** fakeBinary writes a shell script that stands in for the recorder. */
 function fakeBinary(body: string): { path: string; pidFile: string } {
