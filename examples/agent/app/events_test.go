@@ -205,3 +205,25 @@ func TestEventAutomationsAndWatchesAreChecked(t *testing.T) {
 		})
 	}
 }
+
+// A Slack thread that watches an issue gets the watch's reply in the
+// thread, as its other replies go.
+func TestAWatchedSlackThreadGetsTheReplyInTheThread(t *testing.T) {
+	f, _ := newAgent(t, nil)
+	m := f.Model()
+	m.Respond(router, routed(), routed())
+	m.Respond(titler, fakeai.Text("Issue 12"))
+	m.Respond(agent, fakeai.Text("I'll watch it."), fakeai.Text("Issue 12 was opened again."))
+	conv := f.Run(fixture.SlackMention("watch acme/app#12"))
+	f.InsertWatch(conv, fixture.EventFilter{Source: "github", Type: "issues", Resource: "github:acme/app#12"}, "")
+	next := conv.Continue(fixture.GitHubWebhook("issues", map[string]any{"action": "reopened", "issue": map[string]any{"number": 12},
+		"repository": map[string]any{"full_name": "acme/app"}}))
+	if !slices.Equal(turns(next), []string{"succeeded"}) || !slices.Equal(next.ReplyTexts(), []string{"Issue 12 was opened again."}) {
+		t.Fatalf("the watch's call: turns %v, replies %q", turns(next), next.ReplyTexts())
+	}
+	posts := f.Slack().Calls("chat.postMessage")
+	if last := posts[len(posts)-1]; len(posts) != 2 || last.Params["channel"] != fixture.Channel || last.Params["thread_ts"] != thread(conv) ||
+		last.Params["text"] != "Issue 12 was opened again." {
+		t.Fatalf("chat.postMessage %+v", posts)
+	}
+}
