@@ -318,11 +318,13 @@ func (a *App) automated(ctx context.Context, id string, create *store.Conversati
 	}
 }
 
-// clean takes out what no text column holds (NUL), and text that is
-// not UTF-8, from what the event's rows will carry.
+// clean takes out what no text column holds (NUL, bytes that are not
+// UTF-8) from what the event's rows will carry.
 func (ev event) clean() event {
 	fix := func(s string) string { return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "") }
-	ev.Type, ev.Resource, ev.Summary = fix(ev.Type), fix(ev.Resource), fix(ev.Summary)
+	ev.Source, ev.ID, ev.Type, ev.Resource, ev.Summary = fix(ev.Source), fix(ev.ID), fix(ev.Type), fix(ev.Resource), fix(ev.Summary)
+	// Valid JSON has no raw NUL; it may have bytes that are not UTF-8.
+	ev.Payload = json.RawMessage(strings.ToValidUTF8(string(ev.Payload), "\uFFFD"))
 	return ev
 }
 
