@@ -18,6 +18,10 @@ const (
 	SigningSecret   = "test-signing-secret"
 	SchedulerSecret = "test-scheduler-secret"
 	AdminSecret     = "test-admin-secret"
+	// GitHubWebhookSecret signs the GitHub webhooks; EventSecret is the
+	// bearer of the event ingest route.
+	GitHubWebhookSecret = "test-github-webhook-secret"
+	EventSecret         = "test-event-secret"
 )
 
 // App is the reference agent as the fixture starts it, with env added to
@@ -26,6 +30,7 @@ const (
 func App(env map[string]string) fixture.App {
 	vars := map[string]string{"SLACK_SIGNING_SECRET": SigningSecret, "SLACK_BOT_TOKEN": "xoxb-test",
 		"AI_GATEWAY_API_KEY": "test-gateway-key", "AGENT_SCHEDULER_SECRET": SchedulerSecret, "AGENT_ADMIN_SECRET": AdminSecret}
+	vars["GITHUB_WEBHOOK_SECRET"], vars["AGENT_EVENT_SECRET"] = GitHubWebhookSecret, EventSecret
 	for k, v := range env {
 		vars[k] = v
 	}
@@ -34,6 +39,7 @@ func App(env map[string]string) fixture.App {
 		// Built history names the agent and its model as its own rows do.
 		BotName: or(vars["AGENT_BOT_NAME"], app.DefaultBotName), Model: or(vars["AGENT_MODEL"], app.DefaultAgentModel),
 		SlackSigningSecret: SigningSecret, SchedulerSecret: SchedulerSecret, AdminSecret: vars["AGENT_ADMIN_SECRET"],
+		GitHubWebhookSecret: GitHubWebhookSecret, EventSecret: EventSecret,
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := app.FromEnv(func(k string) string { return env[k] })
 			if err != nil {
@@ -62,6 +68,8 @@ func Routes() fixture.Routes {
 	r.QueueHoldPaused = "/api/internal/queue/hold?only=paused"
 	r.Conversations = "/api/internal/conversations"
 	r.Automations = "/api/internal/automations"
+	r.GitHubWebhook, r.Events = "/api/webhooks/github", "/api/events"
+	r.EventAutomations, r.Watches = "/api/internal/event-automations", "/api/internal/watches"
 	return r
 }
 

@@ -82,6 +82,10 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /api/internal/queue", a.admin(a.queue))
 	mux.HandleFunc("POST /api/internal/queue/hold", a.admin(a.holdQueue(true)))
 	mux.HandleFunc("POST /api/internal/queue/release", a.admin(a.holdQueue(false)))
+	mux.HandleFunc("POST /api/webhooks/github", a.githubWebhook)
+	mux.HandleFunc("POST /api/events", a.ingestEvent)
+	mux.HandleFunc("POST /api/internal/event-automations", a.admin(a.addEventAutomation))
+	mux.HandleFunc("POST /api/internal/watches", a.admin(a.addWatch))
 	return mux
 }
 

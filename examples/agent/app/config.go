@@ -51,6 +51,19 @@ type Config struct {
 	// per process.
 	Proxy      string
 	CACertFile string
+
+	// GitHubWebhookSecret (GITHUB_WEBHOOK_SECRET) is the secret GitHub
+	// signs the agent's webhooks with; unset, POST /api/webhooks/github
+	// is off (an agent without GitHub needs none, and no unsigned
+	// webhook is ever taken). EventSecret (AGENT_EVENT_SECRET) is the
+	// bearer of POST /api/events, other sources' events; unset, it is off.
+	GitHubWebhookSecret, EventSecret string
+	// AutomatedTurnLimit (AGENT_AUTOMATED_TURN_LIMIT, default 5) is how
+	// many automated turns (automations, events, watch notifications) a
+	// conversation runs without a person's message in between; past it
+	// they are refused, so an agent whose actions raise the events it
+	// watches stops.
+	AutomatedTurnLimit int
 }
 
 // FromEnv reads a Config with getenv (os.Getenv in main). It fails with
@@ -115,6 +128,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(c.Proxy); err != nil || u.Host == "" {
 			errs = append(errs, fmt.Errorf("HTTPS_PROXY=%q is not a URL", c.Proxy))
 		}
+	}
+	c.GitHubWebhookSecret, c.EventSecret = getenv("GITHUB_WEBHOOK_SECRET"), getenv("AGENT_EVENT_SECRET")
+	c.AutomatedTurnLimit = num("AGENT_AUTOMATED_TURN_LIMIT", 5)
+	if c.EventSecret != "" && (c.EventSecret == c.AdminSecret || c.EventSecret == c.SchedulerSecret) {
+		errs = append(errs, errors.New("AGENT_EVENT_SECRET must differ from AGENT_ADMIN_SECRET and AGENT_SCHEDULER_SECRET: an event source must not read conversations or run the heartbeat"))
 	}
 	return c, errors.Join(errs...)
 }

@@ -106,3 +106,48 @@ CREATE TABLE IF NOT EXISTS agent_credentials (
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (subject, provider)
 );
+
+-- Events the agent received (GitHub webhooks, the event ingest), once
+-- each: a delivery seen again is a duplicate.
+CREATE TABLE IF NOT EXISTS agent_events (
+    source text NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    resource text NOT NULL DEFAULT '',
+    payload text, -- as received: jsonb would refuse a \u0000 in a string
+    received_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (source, id)
+);
+
+-- Event automations run a task when an event matches; watches tell a
+-- conversation of its resource's events. An empty type or resource takes
+-- any.
+CREATE TABLE IF NOT EXISTS agent_event_automations (
+    id text PRIMARY KEY,
+    source text NOT NULL,
+    type text NOT NULL DEFAULT '',
+    resource text NOT NULL DEFAULT '',
+    task text NOT NULL,
+    team_id text NOT NULL,
+    channel_id text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS agent_watches (
+    id text PRIMARY KEY,
+    conversation_id text NOT NULL REFERENCES junior_conversations (conversation_id) ON DELETE CASCADE,
+    source text NOT NULL,
+    type text NOT NULL DEFAULT '',
+    resource text NOT NULL,
+    intent text NOT NULL DEFAULT '',
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- How many automated inputs each conversation has had since a person's
+-- last message (the seq of that message, -1 for none): past
+-- AGENT_AUTOMATED_TURN_LIMIT, they are not run.
+CREATE TABLE IF NOT EXISTS agent_automated_turns (
+    conversation_id text PRIMARY KEY,
+    person_seq integer NOT NULL,
+    count integer NOT NULL
+);
