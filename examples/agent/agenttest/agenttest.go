@@ -58,7 +58,7 @@ func App(env map[string]string) fixture.App {
 // through which the fixture knows when the agent is idle (no queued
 // input, running turn or background work), holds its queue so inputs
 // meet in one turn, finds the conversation a heartbeat started, and
-// schedules automations.
+// inserts setup data: automations, memories and credentials.
 func Routes() fixture.Routes {
 	r := fixture.JuniorRoutes()
 	r.Idle = "/api/internal/idle"
@@ -70,6 +70,8 @@ func Routes() fixture.Routes {
 	r.Automations = "/api/internal/automations"
 	r.GitHubWebhook, r.Events = "/api/webhooks/github", "/api/events"
 	r.EventAutomations, r.Watches = "/api/internal/event-automations", "/api/internal/watches"
+	r.Memories = "/api/internal/memories"
+	r.Credentials = "/api/internal/credentials"
 	return r
 }
 

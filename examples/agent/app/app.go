@@ -50,7 +50,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.turns = turn.New(turn.Config{BotName: cfg.BotName, AgentModel: cfg.AgentModel, FastModel: cfg.FastModel,
 		GitHubAPI: cfg.GitHubAPI, PublicURL: cfg.PublicURL, ContextWindowTokens: cfg.ContextWindowTokens,
-		ToolCallLimit: cfg.ToolCallLimit, TurnTimeout: cfg.TurnTimeout, TurnSlice: cfg.TurnSlice}, st, a.gw, a.slack, hc, log)
+		ToolCallLimit: cfg.ToolCallLimit, TurnTimeout: cfg.TurnTimeout, TurnSlice: cfg.TurnSlice,
+		AfterTurn: a.afterTurn}, st, a.gw, a.slack, hc, log)
 	return a, nil
 }
 
@@ -86,6 +87,8 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("POST /api/events", a.ingestEvent)
 	mux.HandleFunc("POST /api/internal/event-automations", a.admin(a.addEventAutomation))
 	mux.HandleFunc("POST /api/internal/watches", a.admin(a.addWatch))
+	mux.HandleFunc("POST /api/internal/memories", a.admin(a.addMemory))
+	mux.HandleFunc("POST /api/internal/credentials", a.admin(a.addCredential))
 	return mux
 }
 

@@ -46,6 +46,12 @@ type Config struct {
 	TurnTimeout         time.Duration // AGENT_TURN_TIMEOUT, default 10m
 	TurnSlice           time.Duration // AGENT_TURN_SLICE, default 4m: a turn past it pauses and is re-queued
 
+	// MemoryExtraction (AGENT_MEMORY_EXTRACTION=on; default off) runs the
+	// memory plugin's extraction after each completed turn: a model call
+	// on the fast model that writes memories. Off, a scripted test meets
+	// no prompt it did not script.
+	MemoryExtraction bool
+
 	// Proxy and CACertFile come from HTTPS_PROXY and SSL_CERT_FILE; they
 	// are read here, not by net/http, which reads its environment once
 	// per process.
@@ -118,6 +124,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.ToolCallLimit = num("AGENT_TOOL_CALL_LIMIT", 20)
 	c.TurnTimeout = dur("AGENT_TURN_TIMEOUT", 10*time.Minute)
 	c.TurnSlice = dur("AGENT_TURN_SLICE", 4*time.Minute)
+	switch v := getenv("AGENT_MEMORY_EXTRACTION"); v {
+	case "on":
+		c.MemoryExtraction = true
+	case "", "off":
+	default:
+		errs = append(errs, fmt.Errorf("AGENT_MEMORY_EXTRACTION=%q: want on or off", v))
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}

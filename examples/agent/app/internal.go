@@ -3,15 +3,10 @@ package app
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/agentvcr/agentvcr/examples/agent/junior"
 	"github.com/agentvcr/agentvcr/examples/agent/store"
 	"github.com/agentvcr/agentvcr/examples/agent/turn"
 )
@@ -53,7 +48,7 @@ func bearer(r *http.Request, secret string) bool {
 }
 
 // heartbeat is GET /api/internal/heartbeat: 202, then each due
-// automation starts a turn that posts to its channel.
+// automation starts a turn that answers in its destination.
 func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 	a.goBackground(func(ctx context.Context) {
 		due, err := a.st.TakeDue(ctx, time.Now())
@@ -62,20 +57,7 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, au := range due {
-			run := time.Now().UnixMilli()
-			id := fmt.Sprintf("local:scheduler:%s:%d", au.ID, run)
-			msgID := fmt.Sprintf("scheduler-%s-%d", au.ID, run)
-			src, _ := json.Marshal(map[string]any{"platform": "slack", "teamId": au.TeamID, "channelId": au.ChannelID})
-			payload := map[string]any{"meta": map[string]any{"author": map[string]any{"isBot": true, "userName": "scheduler"}, "source": "scheduler"},
-				"role": "user", "text": au.Task, "messageId": msgID}
-			if _, err := a.st.Create(ctx, store.Conversation{ID: id, Source: "scheduler", SourceJS: src},
-				junior.Message(msgID, payload)); err != nil {
-				a.logf(slog.LevelError, "heartbeat: %v", err)
-				continue
-			}
-			a.turns.Enqueue(id, turn.Input{MessageID: msgID, Text: au.Task, Surface: "scheduler", Payload: payload,
-				Author: turn.Author{UserID: "scheduler", UserName: "scheduler", Platform: "system"},
-				Place:  turn.Place{Channel: au.ChannelID, TeamID: au.TeamID}})
+			a.runAutomation(ctx, au)
 		}
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -149,40 +131,4 @@ func (a *App) conversations(w http.ResponseWriter, r *http.Request) {
 		list = []store.Started{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": list})
-}
-
-// addAutomation is POST /api/internal/automations: schedule a task that
-// posts to a Slack channel, first due at nextRunAt (default now).
-func (a *App) addAutomation(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ID              string    `json:"id"`
-		TeamID          string    `json:"teamId"`
-		ChannelID       string    `json:"channelId"`
-		Task            string    `json:"task"`
-		IntervalSeconds int       `json:"intervalSeconds"`
-		NextRunAt       time.Time `json:"nextRunAt"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil ||
-		body.ID == "" || body.ChannelID == "" || strings.TrimSpace(body.Task) == "" || body.IntervalSeconds <= 0 || body.IntervalSeconds > 366*86400 {
-		writeError(w, http.StatusBadRequest, `the body must be {"id", "teamId", "channelId", "task", "intervalSeconds" (1 to a year), "nextRunAt"?}`)
-		return
-	}
-	if strings.ContainsRune(body.ID+body.TeamID+body.ChannelID+body.Task, 0) {
-		writeError(w, http.StatusBadRequest, "a field holds a NUL character")
-		return
-	}
-	if body.NextRunAt.IsZero() {
-		body.NextRunAt = time.Now()
-	}
-	err := a.st.AddAutomation(r.Context(), store.Automation{ID: body.ID, TeamID: body.TeamID, ChannelID: body.ChannelID,
-		Task: body.Task, Interval: time.Duration(body.IntervalSeconds) * time.Second}, body.NextRunAt)
-	if errors.Is(err, store.ErrExists) {
-		writeError(w, http.StatusConflict, "automation "+body.ID+" exists")
-		return
-	}
-	if err != nil {
-		a.internalError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusCreated)
 }

@@ -203,8 +203,9 @@ func TestAHeartbeatRunsDueAutomations(t *testing.T) {
 	m := f.Model()
 	m.Respond(router, routed())
 	m.Respond(agent, fakeai.Text("Daily digest: all green."))
-	f.InsertScheduledAutomation("daily", "Post the daily digest.")
-	ok := map[string]any{"id": "later", "channelId": fixture.Channel, "task": "Not yet.", "intervalSeconds": 86400, "nextRunAt": "2999-01-01T00:00:00Z"}
+	f.InsertScheduledAutomation(fixture.ScheduledAutomation{ID: "daily", Task: "Post the daily digest."})
+	channel := map[string]string{"platform": "slack", "teamId": fixture.TeamID, "channelId": fixture.Channel}
+	ok := map[string]any{"id": "later", "destination": channel, "task": "Not yet.", "intervalSeconds": 86400, "nextRunAt": "2999-01-01T00:00:00Z"}
 	if code := call(t, f, "POST", "/api/internal/automations", admin(), ok, nil); code != 201 {
 		t.Fatalf("an automation due later: %d", code)
 	}
@@ -232,14 +233,19 @@ func TestAHeartbeatRunsDueAutomations(t *testing.T) {
 
 func TestTheInternalRoutesRefuseBadInput(t *testing.T) {
 	f, _ := newAgent(t, nil)
+	channel := map[string]string{"platform": "slack", "teamId": fixture.TeamID, "channelId": fixture.Channel}
 	for _, body := range []map[string]any{
 		{},
-		{"id": "a", "channelId": fixture.Channel, "task": "digest"},                             // no interval
-		{"id": "a", "channelId": fixture.Channel, "task": "  ", "intervalSeconds": 60},          // blank task
-		{"id": "", "channelId": fixture.Channel, "task": "digest", "intervalSeconds": 60},       // no id
-		{"id": "a", "channelId": fixture.Channel, "task": "digest", "intervalSeconds": "daily"}, // not a number
-		{"id": "a", "channelId": fixture.Channel, "task": "digest", "intervalSeconds": 999999999999},
-		{"id": "a", "channelId": fixture.Channel, "task": "dig\x00est", "intervalSeconds": 60},
+		{"id": "a", "destination": channel, "task": "digest"},                             // no interval
+		{"id": "a", "destination": channel, "task": "  ", "intervalSeconds": 60},          // blank task
+		{"id": "", "destination": channel, "task": "digest", "intervalSeconds": 60},       // no id
+		{"id": "a", "destination": channel, "task": "digest", "intervalSeconds": "daily"}, // not a number
+		{"id": "a", "destination": channel, "task": "digest", "intervalSeconds": 999999999999},
+		{"id": "a", "destination": channel, "task": "dig\x00est", "intervalSeconds": 60},
+		{"id": "a", "channelId": fixture.Channel, "task": "digest", "intervalSeconds": 60}, // no destination
+		{"id": "a", "destination": map[string]string{"platform": "web"}, "task": "digest", "intervalSeconds": 60},
+		{"id": "a", "destination": map[string]string{"platform": "web", "email": "a@example.com", "channelId": "C1"}, "task": "digest", "intervalSeconds": 60},
+		{"id": "a", "destination": map[string]string{"platform": "teams", "channelId": "C1"}, "task": "digest", "intervalSeconds": 60},
 	} {
 		if code := call(t, f, "POST", "/api/internal/automations", admin(), body, nil); code != 400 {
 			t.Errorf("%v: %d; want 400", body, code)
@@ -251,7 +257,7 @@ func TestTheInternalRoutesRefuseBadInput(t *testing.T) {
 	if n := one[int](t, db(t, f), `SELECT count(*) FROM agent_automations`); n != 0 {
 		t.Fatalf("%d automations written", n)
 	}
-	ok := map[string]any{"id": "daily", "channelId": fixture.Channel, "task": "digest", "intervalSeconds": 86400}
+	ok := map[string]any{"id": "daily", "destination": channel, "task": "digest", "intervalSeconds": 86400}
 	if code := call(t, f, "POST", "/api/internal/automations", admin(), ok, nil); code != 201 {
 		t.Fatalf("an automation: %d", code)
 	}

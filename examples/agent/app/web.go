@@ -57,8 +57,12 @@ func webUser(w http.ResponseWriter, r *http.Request) (turn.Author, bool) {
 	if name == "" {
 		name = strings.SplitN(email, "@", 2)[0]
 	}
-	return turn.Author{Email: email, UserName: name, FullName: name, UserID: "dashboard:" + hash24(email)[:16], Platform: "web"}, true
+	return turn.Author{Email: email, UserName: name, FullName: name, UserID: webSubject(email), Platform: "web"}, true
 }
+
+// webSubject is the user id of the web user email: whom their turns
+// run as, and whose credentials they use.
+func webSubject(email string) string { return "dashboard:" + hash24(email)[:16] }
 
 type messageBody struct {
 	IdempotencyKey string `json:"idempotencyKey"`

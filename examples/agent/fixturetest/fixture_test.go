@@ -282,7 +282,7 @@ func TestHeartbeatRunsTheAutomationDigest(t *testing.T) {
 	m := f.Model()
 	m.Respond(router, routed())
 	m.Respond(loop, fakeai.Text("Digest: 3 deploys, 0 incidents."))
-	f.InsertScheduledAutomation("daily-digest", "Post the daily deploy digest.")
+	f.InsertScheduledAutomation(fixture.ScheduledAutomation{ID: "daily-digest", Task: "Post the daily deploy digest."})
 	conv := f.Run(fixture.Heartbeat())
 	if !slices.Equal(conv.ReplyTexts(), []string{"Digest: 3 deploys, 0 incidents."}) || len(conv.Turns) != 1 || conv.Turns[0].Status != "succeeded" {
 		t.Fatalf("call %+v", conv)

@@ -1,11 +1,9 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -55,52 +53,16 @@ var routeSchema = json.RawMessage(`{"type":"object","additionalProperties":false
 // Route asks the router (AI SDK protocol, structured output) which
 // profile a request needs.
 func (g *Gateway) Route(ctx context.Context, request string) (Route, error) {
-	body, _ := json.Marshal(map[string]any{
-		"prompt": []any{
-			map[string]any{"role": "system", "content": RouterSystem},
-			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": request}}},
-		},
-		"responseFormat":  map[string]any{"type": "json", "schema": routeSchema, "name": "route"},
-		"maxOutputTokens": 140, "temperature": 0,
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(g.BaseURL, "/")+"/v3/ai/language-model", bytes.NewReader(body))
+	a, err := g.object(ctx, objectCall{name: "router", output: "route", system: RouterSystem, prompt: request, schema: routeSchema, maxTokens: 140})
 	if err != nil {
 		return Route{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+g.APIKey)
-	req.Header.Set("ai-language-model-id", g.FastModel)
-	req.Header.Set("ai-language-model-streaming", "false")
-	req.Header.Set("ai-language-model-specification-version", "3")
-	req.Header.Set("ai-gateway-protocol-version", "0.0.1")
-	resp, err := g.HTTP.Do(req)
-	if err != nil {
-		return Route{}, fmt.Errorf("router: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return Route{}, fmt.Errorf("router: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Route{}, fmt.Errorf("router: %s: %.300s", resp.Status, b)
-	}
-	var out struct {
-		Content []struct{ Type, Text string }
-		Usage   struct {
-			InputTokens  struct{ Total float64 }
-			OutputTokens struct{ Total float64 }
-		}
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Content) == 0 {
-		return Route{}, fmt.Errorf("router: unreadable answer %.300s", b)
-	}
 	var r Route
-	if err := json.Unmarshal([]byte(out.Content[0].Text), &r); err != nil {
+	if err := json.Unmarshal([]byte(a.text), &r); err != nil {
 		return Route{}, fmt.Errorf("router: the answer is not the schema's JSON: %w", err)
 	}
 	r.ModelID = g.AgentModel
-	r.CostUSD = cost(int64(out.Usage.InputTokens.Total), int64(out.Usage.OutputTokens.Total))
+	r.CostUSD = cost(a.in, a.out)
 	return r, nil
 }
 

@@ -9,10 +9,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Automation is a scheduled task that posts to a Slack channel.
+// Automation is a scheduled task. Its runs post to a Slack channel (a
+// DM's, when the channel is one), or, when WebUser is set, each run is a
+// new web conversation of that user (by email), with no channel.
 type Automation struct {
 	ID, TeamID, ChannelID, Task string
 	Interval                    time.Duration
+	WebUser                     string
 }
 
 // ErrExists refuses an automation whose id is taken.
@@ -20,8 +23,9 @@ var ErrExists = errors.New("exists already")
 
 // AddAutomation schedules a; its first run is due at next.
 func (s *Store) AddAutomation(ctx context.Context, a Automation, next time.Time) error {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO agent_automations (id, team_id, channel_id, task, interval_seconds, next_run_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`, a.ID, a.TeamID, a.ChannelID, a.Task, int(a.Interval/time.Second), next)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO agent_automations (id, team_id, channel_id, task, interval_seconds, next_run_at, web_user_email)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.TeamID, a.ChannelID, a.Task, int(a.Interval/time.Second), next, a.WebUser)
 	if err == nil && tag.RowsAffected() == 0 {
 		return fmt.Errorf("store: automation %s: %w", a.ID, ErrExists)
 	}
@@ -38,14 +42,14 @@ func (s *Store) TakeDue(ctx context.Context, now time.Time) ([]Automation, error
 	rows, err := s.pool.Query(ctx, `UPDATE agent_automations
 		SET next_run_at = $1 + make_interval(secs => interval_seconds)
 		WHERE next_run_at <= $1
-		RETURNING id, team_id, channel_id, task, interval_seconds`, now)
+		RETURNING id, team_id, channel_id, task, interval_seconds, coalesce(web_user_email, '')`, now)
 	if err != nil {
 		return nil, fmt.Errorf("store: due automations: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Automation, error) {
 		var a Automation
 		var secs int
-		err := r.Scan(&a.ID, &a.TeamID, &a.ChannelID, &a.Task, &secs)
+		err := r.Scan(&a.ID, &a.TeamID, &a.ChannelID, &a.Task, &secs, &a.WebUser)
 		a.Interval = time.Duration(secs) * time.Second
 		return a, err
 	})

@@ -151,3 +151,23 @@ CREATE TABLE IF NOT EXISTS agent_automated_turns (
     person_seq integer NOT NULL,
     count integer NOT NULL
 );
+
+-- A scheduled automation whose runs are a user's web conversations, by
+-- email; its team_id and channel_id are then ''.
+ALTER TABLE agent_automations ADD COLUMN IF NOT EXISTS web_user_email text;
+
+-- Memories, the memory plugin's (Junior's junior_memory_memories, cut to
+-- what the agent reads): a user memory (subject_key the user's email,
+-- lowercased) is recalled in that user's turns, a general one (subject_key
+-- '') in every turn. source says who wrote it: admin (a test or an
+-- operator) or extraction (the plugin, after a turn of conversation_id).
+CREATE TABLE IF NOT EXISTS agent_memories (
+    id text PRIMARY KEY,
+    subject_type text NOT NULL CHECK (subject_type IN ('user', 'general')),
+    subject_key text NOT NULL DEFAULT '',
+    content text NOT NULL,
+    source text NOT NULL,
+    conversation_id text,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS agent_memories_subject_idx ON agent_memories (subject_type, subject_key, created_at);

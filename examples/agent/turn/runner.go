@@ -26,6 +26,12 @@ type Config struct {
 	ToolCallLimit       int           // past it, the model must answer
 	TurnTimeout         time.Duration // a turn past it fails
 	TurnSlice           time.Duration // a turn past it pauses and is re-queued
+
+	// AfterTurn, if set, is told of each turn that completed, in the
+	// turn's goroutine before its conversation takes the next input: how
+	// a plugin that learns from turns (memory extraction) starts its
+	// background work while the turn still counts as running.
+	AfterTurn func(Completed)
 }
 
 // Runner runs the turns of every conversation. Its zero value is not

@@ -101,6 +101,10 @@ func (r *Runner) runTurn(ctx context.Context, t *turnState) {
 			r.end(ctx, t, conv, err)
 			return
 		}
+		if err := r.recall(t, first); err != nil {
+			r.end(ctx, t, conv, err)
+			return
+		}
 		now := time.Now().UnixMilli()
 		if err := r.append(t.conv, junior.ContextMessage(r.runtimeContext(conv, first), now),
 			junior.InstructionMessage(instruction(t.inputs), now, actor(first.Author))); err != nil {
@@ -203,7 +207,9 @@ func (r *Runner) finish(t *turnState, conv store.Conversation, reply, outcome st
 	}
 	if err != nil {
 		r.fail(t, conv, junior.PersistenceFailed, err)
+		return
 	}
+	r.completed(t, reply, outcome)
 }
 
 // end closes a turn that stopped on err or on its context: cancelled by
