@@ -19,6 +19,9 @@ import (
 // type-checked: a vet of code that does not build would say nothing.
 var ErrLoad = errors.New("the packages did not load")
 
+// ErrNoPackages is the error of Run when a pattern names no package.
+var ErrNoPackages = errors.New("no package matches")
+
 // Finding is one offence of an agent test.
 type Finding struct {
 	Rule    string `json:"rule"`    // RuleImports, RuleModelFakes or RuleInternals
@@ -62,19 +65,30 @@ func Run(ctx context.Context, dir string, public []string, patterns ...string) (
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLoad, err)
 	}
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoPackages, strings.Join(patterns, " "))
+	}
 	// Only the packages with test files: a test variant holds them.
 	var tested []*packages.Package
-	var problems []string
+	var problems, missing []string
 	for _, p := range pkgs {
-		if !slices.ContainsFunc(p.GoFiles, isTest) {
-			continue
-		}
-		tested = append(tested, p)
 		for _, e := range p.Errors {
-			problems = append(problems, e.Error())
+			if len(p.GoFiles) == 0 {
+				// A pattern that names no package: a directory that
+				// is not there, say.
+				missing = append(missing, e.Msg)
+			} else if !slices.Contains(problems, e.Error()) { // the same in each of a package's variants
+				problems = append(problems, e.Error())
+			}
+		}
+		if slices.ContainsFunc(p.GoFiles, isTest) {
+			tested = append(tested, p)
 		}
 	}
-	if len(problems) > 0 {
+	switch {
+	case len(missing) > 0:
+		return nil, fmt.Errorf("%w: %s", ErrNoPackages, strings.Join(missing, "; "))
+	case len(problems) > 0:
 		return nil, fmt.Errorf("%w: %s", ErrLoad, strings.Join(problems, "; "))
 	}
 	a := NewAnalyzer(public...)

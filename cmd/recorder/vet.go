@@ -87,6 +87,9 @@ build.`,
 				return cli.UsageError{Err: err}
 			}
 			rep, err := vet.Run(cmd.Context(), ".", r.Public, args...)
+			if errors.Is(err, vet.ErrNoPackages) {
+				return cli.UsageError{Err: err}
+			}
 			if err != nil {
 				return err
 			}

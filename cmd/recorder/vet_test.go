@@ -12,8 +12,8 @@ import (
 // it fails (exit 1) on offences the ratchet does not list and on listed
 // ones that were fixed, --write records today's offences, --prune drops
 // the fixed ones and nothing else, --json prints one object per problem,
-// and a ratchet that is not one, or --prune with --write, is a usage
-// error (exit 2).
+// and a pattern that names no package, a ratchet that is not one, or
+// --prune with --write, is a usage error (exit 2).
 func TestVetKeepsTheRatchet(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "vet", "testdata", "app"))); err != nil {
@@ -83,6 +83,9 @@ func TestVetKeepsTheRatchet(t *testing.T) {
 		t.Fatalf("vet --json: %+v", p)
 	}
 
+	if r = recorder(t, "", "vet", "./nothere"); r.code != 2 || !strings.Contains(r.stderr, "no package matches") {
+		t.Fatalf("vet of a directory that is not there: %+v", r)
+	}
 	if r = recorder(t, "", "vet", "--prune", "--write", "./..."); r.code != 2 {
 		t.Fatalf("vet --prune --write: %+v", r)
 	}
