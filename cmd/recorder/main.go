@@ -2,8 +2,8 @@
 // database as recorded history, loads recorded history into a test
 // database, prints or applies the product schema, runs the recording proxy
 // (with its CA and environment), renders and prunes recordings, builds and
-// runs a user's evals and catalog programs, and runs a demo on a throwaway
-// PostgreSQL.
+// runs a user's evals and catalog programs, runs a demo on a throwaway
+// PostgreSQL, and vets agent tests.
 //
 // Exit codes (internal/cli's table): 0 success, 1 the operation failed, 2
 // usage or bad input, 130 interrupted (SIGINT or SIGTERM).
@@ -89,6 +89,8 @@ func newRoot(e *env) *cobra.Command {
   Evals           eval and catalog build and run your evals program
                   (evals/evalcmd) and your test catalog's program
                   (catalog/catalogcmd), with their arguments.
+  Tests           vet checks that your agent tests drive the app from
+                  outside, against a ratchet of today's offences.
 
 Start with "recorder demo": it cleans up after itself.
 
@@ -101,6 +103,6 @@ Start with "recorder demo": it cleans up after itself.
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(cli.FlagError)
-	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e))
+	root.AddCommand(newSchemaCmd(e), newExportCmd(e), newLoadCmd(e), newDemoCmd(e), newCACmd(e), newProxyCmd(e), newEnvCmd(e), newPruneCmd(e), newViewCmd(e), newEvalCmd(e), newCatalogCmd(e), newVetCmd(e))
 	return root
 }

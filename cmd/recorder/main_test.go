@@ -271,7 +271,7 @@ func TestCA(t *testing.T) {
 }
 
 func TestHelpHasExamples(t *testing.T) {
-	for _, cmd := range []string{"schema", "export", "load", "demo", "ca", "proxy", "env", "eval", "catalog"} {
+	for _, cmd := range []string{"schema", "export", "load", "demo", "ca", "proxy", "env", "eval", "catalog", "vet"} {
 		r := recorder(t, "", cmd, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: %+v", cmd, r)

@@ -1,0 +1,4 @@
+// Package judge stands in for agentvcr's judge.
+package judge
+
+type Rubric struct{ Pass []string }

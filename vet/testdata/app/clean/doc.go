@@ -1,0 +1,2 @@
+// Package clean holds agent tests that keep every rule.
+package clean

@@ -1,0 +1,2 @@
+// Package internals holds an agent test that reaches into the app.
+package internals
