@@ -37,6 +37,29 @@ func WebMessage(text string) Item { return Item{kind: "web_message", text: text}
 // Slack says whether the item is a Slack input.
 func (it Item) Slack() bool { return strings.HasPrefix(it.kind, "slack_") }
 
+// IsReply says whether the item is the agent's reply (Reply): what a fork
+// cuts at. It is how fixture's Conversation.Fork takes the very item a
+// test built its history with.
+func (it Item) IsReply() bool { return it.kind == "reply" }
+
+// String is the item as the call that made it, for messages:
+// history.Reply("March 12.", 1 tool use).
+func (it Item) String() string {
+	name := map[string]string{"slack_mention": "SlackMention", "slack_thread_message": "SlackThreadMessage",
+		"web_message": "WebMessage", "reply": "Reply"}[it.kind]
+	if name == "" {
+		return "history.Item{}"
+	}
+	switch len(it.tools) {
+	case 0:
+		return fmt.Sprintf("history.%s(%q)", name, it.text)
+	case 1:
+		return fmt.Sprintf("history.%s(%q, 1 tool use)", name, it.text)
+	default:
+		return fmt.Sprintf("history.%s(%q, %d tool uses)", name, it.text, len(it.tools))
+	}
+}
+
 // Reply is the agent's turn on the inputs before it: its tool calls, in
 // order, then its visible reply.
 func Reply(text string, tools ...ToolUse) Item { return Item{kind: "reply", text: text, tools: tools} }

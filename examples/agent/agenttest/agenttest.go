@@ -8,6 +8,7 @@ package agenttest
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fixture"
@@ -25,8 +26,9 @@ const (
 )
 
 // App is the reference agent as the fixture starts it, with env added to
-// its configuration (limits such as AGENT_TURN_SLICE; a variable set to
-// "" is unset).
+// its configuration (secrets and settings such as AGENT_MODEL; a variable
+// set to "" is unset). Its limits are typed agent options
+// (fixture.Configure, Fixture.Agent), which App.Options maps.
 func App(env map[string]string) fixture.App {
 	vars := map[string]string{"SLACK_SIGNING_SECRET": SigningSecret, "SLACK_BOT_TOKEN": "xoxb-test",
 		"AI_GATEWAY_API_KEY": "test-gateway-key", "AGENT_SCHEDULER_SECRET": SchedulerSecret, "AGENT_ADMIN_SECRET": AdminSecret}
@@ -40,6 +42,7 @@ func App(env map[string]string) fixture.App {
 		BotName: or(vars["AGENT_BOT_NAME"], app.DefaultBotName), Model: or(vars["AGENT_MODEL"], app.DefaultAgentModel),
 		SlackSigningSecret: SigningSecret, SchedulerSecret: SchedulerSecret, AdminSecret: vars["AGENT_ADMIN_SECRET"],
 		GitHubWebhookSecret: GitHubWebhookSecret, EventSecret: EventSecret,
+		Options: options,
 		Handler: func(ctx context.Context, env map[string]string) (http.Handler, func(), error) {
 			cfg, err := app.FromEnv(func(k string) string { return env[k] })
 			if err != nil {
@@ -52,6 +55,32 @@ func App(env map[string]string) fixture.App {
 			return a.Handler(), a.Close, nil
 		},
 	}
+}
+
+// options maps the typed agent options onto the agent's environment
+// (app.FromEnv reads it): its limits. The agent has no Slack cross-actor
+// steering mode (a thread message waits for the running turn to end), so
+// SlackCrossActorSteering is not mapped, and a test that sets it fails at
+// once.
+func options(o fixture.AgentOptions) (map[string]string, error) {
+	env := map[string]string{}
+	l := o.Limits
+	if l.TurnTimeout != 0 {
+		env["AGENT_TURN_TIMEOUT"] = l.TurnTimeout.String()
+	}
+	if l.ToolCalls != 0 {
+		env["AGENT_TOOL_CALL_LIMIT"] = strconv.Itoa(l.ToolCalls)
+	}
+	if l.TurnSlice != 0 {
+		env["AGENT_TURN_SLICE"] = l.TurnSlice.String()
+	}
+	if l.ContextWindowTokens != 0 {
+		env["AGENT_CONTEXT_WINDOW_TOKENS"] = strconv.Itoa(l.ContextWindowTokens)
+	}
+	if l.AutomatedTurns != 0 {
+		env["AGENT_AUTOMATED_TURN_LIMIT"] = strconv.Itoa(l.AutomatedTurns)
+	}
+	return env, nil
 }
 
 // Routes are the agent's: Junior's, and the internal routes Junior lacks,

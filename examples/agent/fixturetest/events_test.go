@@ -110,12 +110,13 @@ func TestAWatchIsToldOfAGitHubWebhook(t *testing.T) {
 }
 
 // The consecutive automated-turn limit holds with events counted: past
-// AGENT_AUTOMATED_TURN_LIMIT, a watched event is stored and its turn
-// refused (failed with automated_turn_limit, no model call, no reply);
-// a person's message starts the count again. Were event dispatches not
-// counted, the third event would run a turn the model has no script for.
+// the typed Limits.AutomatedTurns (AGENT_AUTOMATED_TURN_LIMIT), a watched
+// event is stored and its turn refused (failed with automated_turn_limit,
+// no model call, no reply); a person's message starts the count again.
+// Were event dispatches not counted, the third event would run a turn
+// the model has no script for.
 func TestTheAutomatedTurnLimitCountsEvents(t *testing.T) {
-	f := fixture.New(t, exampleAgent(map[string]string{"AGENT_AUTOMATED_TURN_LIMIT": "2"}), fixture.ScriptedModel())
+	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel(), fixture.Configure(fixture.AgentOptions{Limits: fixture.Limits{AutomatedTurns: 2}}))
 	m := f.Model()
 	m.Respond(router, routed(), routed(), routed(), routed(), routed())
 	m.Respond(titler, fakeai.Text("Watching CI"))

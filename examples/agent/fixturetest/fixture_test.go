@@ -408,7 +408,7 @@ func TestAForkAtALoadedReplyGoesOn(t *testing.T) {
 		t.Fatalf("the call: %+v", conv)
 	}
 	// The recording's first reply.
-	fork := conv.Fork(fixture.Reply{MessageID: "turn_api-msg_0c3e1e9a4d97bb760f0656d0:assistant:1"})
+	fork := conv.Fork(fixture.RecordedReply{Position: 1})
 	if fork.ID == conv.ID || len(fork.Turns) != 0 {
 		t.Fatalf("fork %+v", fork)
 	}
@@ -451,7 +451,7 @@ func TestRecallWithHistoryAndCriteriaThenContinue(t *testing.T) {
 // The contract's compaction example: under a small context window the
 // agent summarizes the loaded history and the turn still succeeds.
 func TestCompactionUnderASmallContextWindow(t *testing.T) {
-	f := fixture.New(t, exampleAgent(map[string]string{"AGENT_CONTEXT_WINDOW_TOKENS": "500"}), fixture.ScriptedModel())
+	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel(), fixture.Configure(fixture.AgentOptions{Limits: fixture.Limits{ContextWindowTokens: 500}}))
 	m := f.Model()
 	summarizer := fakeai.Agent{Name: "summary", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Summarize the conversation") }}
 	m.Respond(router, routed())
@@ -469,7 +469,7 @@ func TestCompactionUnderASmallContextWindow(t *testing.T) {
 // A turn past its slice pauses; the handler acts while the rest waits in
 // the app's queue, and the turn goes on when it returns.
 func TestProgressAtAPausedTurn(t *testing.T) {
-	f := fixture.New(t, exampleAgent(map[string]string{"AGENT_TURN_SLICE": "1ns"}), fixture.ScriptedModel())
+	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel(), fixture.Configure(fixture.AgentOptions{Limits: fixture.Limits{TurnSlice: time.Nanosecond}}))
 	m := f.Model()
 	m.Respond(router, routed(), routed())
 	m.Respond(titler, fakeai.Text("Thread summary"))

@@ -121,28 +121,17 @@ func TestBuiltHistoryHasTheRowsOfALiveTurn(t *testing.T) {
 	}
 }
 
-// replyID is the message id of the agent's stored reply with text, which
-// loaded history keeps out of a call's Replies.
-func replyID(t *testing.T, f *fixture.Fixture, conv, text string) string {
-	t.Helper()
-	var id string
-	if err := connect(t, f.DatabaseURL()).QueryRow(context.Background(), `SELECT payload->>'messageId' FROM junior_conversation_events
-		WHERE conversation_id = $1 AND type = 'message' AND payload->>'role' = 'assistant' AND payload->>'text' = $2`, conv, text).Scan(&id); err != nil {
-		t.Fatalf("the reply %q of %s: %v", text, conv, err)
-	}
-	return id
-}
-
 // A fork at a built reply works, as at a live one.
 func TestAForkAtABuiltReply(t *testing.T) {
 	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel())
 	m := f.Model()
 	m.Respond(router, routed(), routed())
 	m.Respond(loop, fakeai.Text("The billing migration."), fakeai.Text("Priya."))
+	planned := history.Reply("Orbit ships on March 12; Priya owns it.")
 	conv := f.Run(fixture.WebMessage("And the main risk?"), fixture.History(fixture.Built(
-		history.WebMessage("Plan the Orbit launch: March 12, owner Priya."),
-		history.Reply("Orbit ships on March 12; Priya owns it."))))
-	fork := conv.Fork(fixture.Reply{MessageID: replyID(t, f, conv.ID, "Orbit ships on March 12; Priya owns it.")})
+		history.WebMessage("Plan the Orbit launch: March 12, owner Priya."), planned)))
+	// The very item the history was built with.
+	fork := conv.Fork(planned)
 	next := fork.Continue(fixture.WebMessage("Who owns it?"))
 	if !slices.Equal(next.ReplyTexts(), []string{"Priya."}) {
 		t.Fatalf("the fork's call: %+v", next)
@@ -189,8 +178,9 @@ func TestHistoryOnContinue(t *testing.T) {
 	m.Respond(titler, fakeai.Text("Launch"))
 	m.Respond(loop, fakeai.Text("The launch is on March 12."), fakeai.Text("Priya owns it."), fakeai.Text("March 12."))
 	conv := f.Run(fixture.SlackMention("when is the launch?"))
+	noted := history.Reply("Noted: Priya owns it now.")
 	next := conv.Continue(fixture.SlackThreadMessage("and who owns it?"), fixture.History(fixture.Built(
-		history.SlackThreadMessage("note: Priya took over from Sam"), history.Reply("Noted: Priya owns it now."))))
+		history.SlackThreadMessage("note: Priya took over from Sam"), noted)))
 	if !slices.Equal(next.ReplyTexts(), []string{"Priya owns it."}) || len(next.Turns) != 1 || len(next.ToolCalls) != 0 {
 		t.Fatalf("the call after history on Continue: %+v", next)
 	}
@@ -210,7 +200,7 @@ func TestHistoryOnContinue(t *testing.T) {
 	if !slices.Contains(texts, "note: Priya took over from Sam") || !slices.Contains(texts, "Noted: Priya owns it now.") {
 		t.Fatalf("the Slack thread lacks the built turn: %q", texts)
 	}
-	fork := next.Fork(fixture.Reply{MessageID: replyID(t, f, conv.ID, "Noted: Priya owns it now.")})
+	fork := next.Fork(noted)
 	if got := fork.Continue(fixture.WebMessage("when again?")); !slices.Equal(got.ReplyTexts(), []string{"March 12."}) {
 		t.Fatalf("the fork at a reply built on Continue: %+v", got)
 	}
