@@ -280,3 +280,34 @@ func TestTurnsWriteTheRowsJuniorWrites(t *testing.T) {
 		}
 	}
 }
+
+// The runtime context is in each model history once, as Junior writes
+// it: a turn on a loaded recording adds none to the recording's, and a
+// turn whose history a compaction replaced writes it again, after the
+// summary.
+func TestTheRuntimeContextIsInAHistoryOnce(t *testing.T) {
+	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel())
+	small := f.Agent(map[string]string{"AGENT_CONTEXT_WINDOW_TOKENS": "500"})
+	m := f.Model()
+	summarizer := fakeai.Agent{Name: "summary", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Summarize the conversation") }}
+	m.Respond(router, routed(), routed())
+	m.Respond(summarizer, fakeai.Text("Orbit ships March 12; Priya owns it."))
+	m.Respond(loop, fakeai.Text("Priya."), fakeai.Text("Priya, still."))
+	recorded := fixture.History(fixture.Recorded("../../../history/testdata/launch-planning.json"))
+	f.Run(fixture.WebMessage("Who owns Orbit?"), recorded)
+	small.Run(fixture.WebMessage("Who owns Orbit?"), recorded)
+	calls := m.Calls(loop)
+	tests := []struct {
+		name, first, then string // the context is between first and then
+	}{
+		{"on the recording", "", "Help me plan the Orbit launch"},           // the recording's own
+		{"after a compaction", "<conversation-summary>", "Who owns Orbit?"}, // written again
+	}
+	for i, tt := range tests {
+		p := calls[i].Prompt.Text()
+		at := strings.Index(p, "<runtime-turn-context>")
+		if n := strings.Count(p, "<runtime-turn-context>"); n != 1 || at < strings.Index(p, tt.first) || at > strings.Index(p, tt.then) {
+			t.Errorf("%s: the prompt has %d runtime contexts, the first not between %q and %q:\n%s", tt.name, n, tt.first, tt.then, p)
+		}
+	}
+}
