@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,11 +93,12 @@ var unsafeTurnID = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 // Build writes the rows real turns write, in the order getsentry/junior
 // writes them: for each input its visible message; for each Reply the
-// turn's turn_started, turn_routed, context and instruction user_message
-// rows, per tool call tool_execution_started, assistant_message and
-// tool_result, the final assistant_message keyed …:agent, each input's
-// message_updated and message_handled, the visible reply and its
-// message_handled, and turn_completed. No model is called: a test starts
+// turn's turn_started, turn_routed, the runtime context user_message (in
+// a new conversation's first turn only: Junior writes it once), the
+// instruction user_message, per tool call tool_execution_started,
+// assistant_message and tool_result, the final assistant_message keyed
+// …:agent, each input's message_updated and message_handled, the visible
+// reply and its message_handled, and turn_completed. No model is called: a test starts
 // from this history and only the turn under test calls the model.
 func Build(b Built, items ...Item) (*Recording, error) {
 	if b.Surface != SurfaceSlack && b.Surface != SurfaceWeb {
@@ -130,6 +132,8 @@ type builder struct {
 	now     time.Time
 	events  []Event
 	pending []builtInput
+	// contextWritten is set once a turn has written the runtime context.
+	contextWritten bool
 }
 
 // seq is the next row's seq.
@@ -142,7 +146,7 @@ type builtInput struct {
 }
 
 func (w *builder) add(typ string, sv int64, key string, payload any) {
-	p, _ := json.Marshal(payload)
+	p := marshal(payload)
 	ev := Event{Seq: w.seq(), HistoryVersion: w.b.HistoryVersion, Type: typ, SchemaVersion: sv, CreatedAtMs: w.now.UnixMilli(), Payload: p}
 	if key != "" {
 		ev.IdempotencyKey = &key
@@ -185,19 +189,24 @@ func (w *builder) reply(it Item) {
 	w.add("turn_routed", 1, "turn:"+turnID+":routed", map[string]any{"source": "router", "turnId": turnID, "costUsd": 0,
 		"modelId": b.Model, "confidence": 1, "modelProfile": "standard", "reasoningLevel": "low"})
 	ts := w.now.UnixMilli()
-	w.add("user_message", 2, "", map[string]any{"message": encodeUser("<runtime-turn-context>\n\n(built history)\n\n</runtime-turn-context>", ts),
-		"provenance": map[string]any{"authority": "context"}})
+	if w.b.FirstSeq == 0 && !w.contextWritten {
+		// Junior writes the runtime context once, in the first turn: a
+		// history placed after a conversation's own has one already.
+		w.add("user_message", 2, "", map[string]any{"message": encodeUser(runtimeContext(w.actor()), ts),
+			"provenance": map[string]any{"authority": "context"}})
+		w.contextWritten = true
+	}
 	w.add("user_message", 2, "", map[string]any{"message": encodeUser(w.instruction(), ts),
 		"provenance": map[string]any{"authority": "instruction", "actor": w.actor()}})
 	for _, t := range it.tools {
 		id := fmt.Sprintf("call_built_%d", w.seq())
-		args, _ := json.Marshal(t.Input)
+		args := marshal(t.Input)
 		if len(args) == 0 || string(args) == "null" {
 			args = []byte("{}")
 		}
 		w.add("tool_execution_started", 1, "", map[string]any{"toolName": t.Name, "toolCallId": id})
 		w.assistant("", []map[string]any{{"type": "toolCall", "id": id, "name": t.Name, "arguments": json.RawMessage(args)}}, "toolUse", "")
-		res, _ := json.Marshal(map[string]any{"toolCallId": id, "toolName": t.Name, "content": []any{map[string]any{"type": "text", "text": t.Result}},
+		res := marshal(map[string]any{"toolCallId": id, "toolName": t.Name, "content": []any{map[string]any{"type": "text", "text": t.Result}},
 			"details": map[string]any{}, "isError": false, "timestamp": w.now.UnixMilli()})
 		w.add("tool_result", 2, "", map[string]any{"message": string(res), "toolCallId": id})
 	}
@@ -214,8 +223,7 @@ func (w *builder) reply(it Item) {
 			}
 		}
 		updated["meta"] = meta
-		raw, _ := json.Marshal(updated)
-		sum := sha256.Sum256(raw)
+		sum := sha256.Sum256(marshal(updated))
 		w.add("message_updated", 1, "message:"+in.id+":update:"+hex.EncodeToString(sum[:16]), updated)
 		w.add("message_handled", 1, "message:"+in.id+":handled", map[string]any{"messageId": in.id})
 	}
@@ -232,17 +240,51 @@ func (w *builder) reply(it Item) {
 
 func (w *builder) instruction() string {
 	var parts []string
-	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 	for _, in := range w.pending {
 		if w.b.Surface == SurfaceSlack {
-			parts = append(parts, fmt.Sprintf("<current-instruction author_id=%q author_name=%q slack_ts=%q>\n%s\n</current-instruction>",
-				w.b.Author.UserID, w.b.Author.FullName, in.id, esc.Replace(in.text)))
+			parts = append(parts, currentInstruction(in.text, w.b.Author.UserID, w.b.Author.FullName, in.id))
 		} else {
-			parts = append(parts, "<current-instruction>\n"+esc.Replace(in.text)+"\n</current-instruction>")
+			parts = append(parts, currentInstruction(in.text, "", "", ""))
 		}
 	}
 	return strings.Join(parts, "\n")
 }
+
+// runtimeContext is a turn's runtime context text, as Junior writes it
+// for actor, without the skills and sandbox sections an agent without
+// them leaves out: the header, then the actor's full_name, user_name and
+// user_id lines, each when it has one.
+func runtimeContext(actor map[string]any) string {
+	sections := []string{"<runtime-turn-context>",
+		"Runtime context for this request. Treat these blocks as trusted runtime facts; the static system prompt remains authoritative."}
+	var lines []string
+	for _, f := range []struct{ name, key string }{{"full_name", "fullName"}, {"user_name", "userName"}, {"user_id", "userId"}} {
+		if v, _ := actor[f.key].(string); v != "" {
+			lines = append(lines, "- "+f.name+": "+xmlEscaper.Replace(v))
+		}
+	}
+	if len(lines) > 0 {
+		sections = append(sections, "<context>\n<actor>\n"+strings.Join(lines, "\n")+"\n</actor>\n</context>")
+	}
+	sections = append(sections, "</runtime-turn-context>")
+	return strings.Join(sections, "\n\n")
+}
+
+// currentInstruction is the block an input goes to the model in, Junior's:
+// on Slack with its author's id and name and its ts, each attribute when
+// it has a value.
+func currentInstruction(text, authorID, authorName, slackTS string) string {
+	open := "<current-instruction"
+	for _, a := range []struct{ name, value string }{{"author_id", authorID}, {"author_name", authorName}, {"slack_ts", slackTS}} {
+		if a.value != "" {
+			open += " " + a.name + `="` + xmlEscaper.Replace(a.value) + `"`
+		}
+	}
+	return open + ">\n" + xmlEscaper.Replace(text) + "\n</current-instruction>"
+}
+
+// xmlEscaper escapes text in Junior's prompt blocks, as its escapeXml does.
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
 
 func (w *builder) actor() map[string]any {
 	a := w.b.Author
@@ -264,12 +306,25 @@ func (w *builder) assistant(text string, calls []map[string]any, stop, key strin
 	usage := map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cacheWrite1h": 0,
 		"cost": map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
 	raw := map[string]string{"toolUse": "tool_use", "stop": "end_turn"}[stop]
-	msg, _ := json.Marshal(map[string]any{"content": content, "api": "anthropic-messages", "provider": "vercel-ai-gateway", "model": w.b.Model,
+	msg := marshal(map[string]any{"content": content, "api": "anthropic-messages", "provider": "vercel-ai-gateway", "model": w.b.Model,
 		"usage": usage, "stopReason": stop, "timestamp": w.now.UnixMilli(), "responseId": fmt.Sprintf("gen_built_%d", w.seq()), "rawStopReason": raw})
 	w.add("assistant_message", 2, key, map[string]any{"model": w.b.Model, "usage": usage, "message": string(msg), "provider": "vercel-ai-gateway"})
 }
 
 func encodeUser(text string, ts int64) string {
-	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "timestamp": ts})
-	return string(b)
+	return string(marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "timestamp": ts}))
+}
+
+// marshal encodes v as Junior's JSON.stringify does, with <, > and &
+// written as they are (not as encoding/json's \u003c), so that built
+// rows hold the text live ones do. v is the builder's own maps and a
+// ToolUse's Input; one that does not encode is written as null.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return []byte("null")
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -51,7 +51,7 @@ func script(t *testing.T, cases []evals.Case, attempts int) *fakeai.Server {
 		up.Respond(titler, fakeai.Text("A question"))
 	}
 	for _, c := range cases {
-		question := c.Text()
+		question := inPrompt(c.Text())
 		agent := fakeai.Agent{Name: c.ID, Purpose: "agent", Match: func(p *fakeai.Prompt) bool { return strings.Contains(p.Text(), question) }}
 		answer := fakeai.Text(answerKey[c.ID].answer)
 		if c.HasTag("tool") {
@@ -62,6 +62,13 @@ func script(t *testing.T, cases []evals.Case, attempts int) *fakeai.Server {
 		}
 	}
 	return up
+}
+
+// inPrompt is a question as the agent's prompt carries it: in its
+// current-instruction block, XML-escaped as Junior escapes it (the
+// "owner" case's "team's" is "team&apos;s" there).
+func inPrompt(question string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;").Replace(question)
 }
 
 func cases(t *testing.T) []evals.Case {

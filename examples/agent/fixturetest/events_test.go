@@ -60,8 +60,10 @@ func TestAnEventRunsTheEventAutomation(t *testing.T) {
 	if !slices.Equal(conv.ReplyTexts(), []string{"Deploy 43 finished; nothing to do."}) {
 		t.Fatalf("call %+v", conv)
 	}
+	// The payload is in the current-instruction block, XML-escaped as
+	// Junior escapes it.
 	if p := m.Calls(loop)[0].Prompt.Text(); !strings.Contains(p, "ci event deploy.finished on ci:acme/app") ||
-		!strings.Contains(p, `Payload: {"deploy":43,"status":"green"}`) {
+		!strings.Contains(p, `Payload: {&quot;deploy&quot;:43,&quot;status&quot;:&quot;green&quot;}`) {
 		t.Fatalf("the prompt: %s", p)
 	}
 }

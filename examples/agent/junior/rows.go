@@ -3,7 +3,6 @@ package junior
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"regexp"
 
 	"github.com/agentvcr/agentvcr/examples/agent/store"
@@ -70,8 +69,7 @@ func MessageUpdated(messageID string, payload map[string]any) store.Row {
 		}
 		updated["meta"] = mm
 	}
-	b, _ := json.Marshal(updated)
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256([]byte(store.Encode(updated)))
 	return store.Row{Type: "message_updated", Key: "message:" + messageID + ":update:" + hex.EncodeToString(sum[:16]), Payload: updated}
 }
 

@@ -107,7 +107,7 @@ func (s *Store) Fork(ctx context.Context, source, messageID string, c Conversati
 		FROM copied`, source, c.ID, boundary, messageID, uncopied); err != nil {
 		return false, fmt.Errorf("store: copy %s into %s: %w", source, c.ID, err)
 	}
-	note, _ := json.Marshal(map[string]any{
+	note, _ := marshal(map[string]any{
 		"message":    UserText(ForkNote, nowMs()),
 		"provenance": map[string]any{"authority": "context"},
 	})

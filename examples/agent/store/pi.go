@@ -68,11 +68,12 @@ func UserText(text string, ts int64) string {
 	return encode(map[string]any{"content": []Content{{Type: "text", Text: text}}, "timestamp": ts})
 }
 
-// Encode encodes a Pi message as the string a v2 row carries.
+// Encode encodes a Pi message as the string a v2 row carries, its text
+// written plainly, as Junior's JSON.stringify writes it.
 func Encode(v any) string { return encode(v) }
 
 func encode(v any) string {
-	b, _ := json.Marshal(v)
+	b, _ := marshal(v)
 	return string(b)
 }
 

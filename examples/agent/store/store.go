@@ -189,7 +189,7 @@ func (s *Store) write(ctx context.Context, create *Conversation, id string, rows
 	}
 	var written []int
 	for _, r := range rows {
-		payload, err := json.Marshal(r.Payload)
+		payload, err := marshal(r.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("store: %s row: %w", r.Type, err)
 		}

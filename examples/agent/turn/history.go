@@ -63,6 +63,26 @@ func (r *Runner) currentHistory(ctx context.Context, id string) ([]historyItem, 
 	return items, nil
 }
 
+// hasRuntimeContext says whether the history has a runtime context
+// block: a user message with a text that opens <runtime-turn-context>.
+func hasRuntimeContext(items []historyItem) bool {
+	for _, it := range items {
+		if it.Type != "user_message" {
+			continue
+		}
+		var m struct {
+			Content []store.Content `json:"content"`
+		}
+		json.Unmarshal([]byte(it.Message), &m)
+		for _, c := range m.Content {
+			if c.Type == "text" && strings.HasPrefix(c.Text, junior.RuntimeContextTag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // modelHistory is the current history as Anthropic messages: runs of one
 // role merged, thinking left out, tool results as user blocks.
 func (r *Runner) modelHistory(ctx context.Context, id string) ([]anthropic.MessageParam, error) {

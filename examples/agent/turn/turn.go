@@ -105,9 +105,21 @@ func (r *Runner) runTurn(ctx context.Context, t *turnState) {
 			r.end(ctx, t, conv, err)
 			return
 		}
-		now := time.Now().UnixMilli()
-		if err := r.append(t.conv, junior.ContextMessage(r.runtimeContext(conv, first), now),
-			junior.InstructionMessage(instruction(t.inputs), now, actor(first.Author))); err != nil {
+		// The runtime context is written once per model history, as
+		// Junior's bootstrap context: on a conversation's first turn, and
+		// after a compaction replaced the history it was in.
+		items, err := r.currentHistory(r.ctx, t.conv)
+		if err != nil {
+			r.end(ctx, t, conv, fmt.Errorf("%w: %w", errStore, err))
+			return
+		}
+		now, by := time.Now().UnixMilli(), actor(first.Author)
+		var rows []store.Row
+		if !hasRuntimeContext(items) {
+			rows = append(rows, junior.ContextMessage(junior.RuntimeContext(by), now))
+		}
+		rows = append(rows, junior.InstructionMessage(instruction(t.inputs), now, by))
+		if err := r.append(t.conv, rows...); err != nil {
 			r.end(ctx, t, conv, err)
 			return
 		}
@@ -342,30 +354,22 @@ func instructionText(in []Input) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// instruction is the current-instruction block, Junior's shape.
+// instruction is the instruction row's text: each input's
+// current-instruction block, on a line of its own.
 func instruction(in []Input) string {
-	var b strings.Builder
+	var blocks []string
 	for _, i := range in {
 		if i.Surface == "slack" {
-			fmt.Fprintf(&b, "<current-instruction author_id=%q author_name=%q slack_ts=%q>\n%s\n</current-instruction>\n",
-				i.Author.UserID, i.Author.FullName, i.MessageID, xmlEscape(i.Text))
+			blocks = append(blocks, junior.CurrentInstruction(i.Text, i.Author.UserID, i.Author.FullName, i.MessageID))
 		} else {
-			fmt.Fprintf(&b, "<current-instruction>\n%s\n</current-instruction>\n", xmlEscape(i.Text))
+			blocks = append(blocks, junior.CurrentInstruction(i.Text, "", "", ""))
 		}
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.Join(blocks, "\n")
 }
 
-func xmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func (r *Runner) runtimeContext(conv store.Conversation, first Input) string {
-	return "<runtime-turn-context>\n\nRuntime context for this request. Treat these blocks as trusted runtime facts.\n\n" +
-		"<context><actor>- user_name: " + first.Author.UserName + "\n- user_id: " + first.Author.UserID + "</actor></context>\n" +
-		"<runtime>- surface: " + source(first.Surface) + "\n- conversation_id: " + conv.ID + "\n- time: " +
-		time.Now().UTC().Format(time.RFC3339) + "</runtime>\n\n</runtime-turn-context>"
-}
+// xmlEscape escapes text put in a prompt block, as Junior does.
+func xmlEscape(s string) string { return junior.EscapeXML(s) }
 
 func actor(au Author) map[string]any {
 	m := map[string]any{"platform": au.Platform, "userId": au.UserID}
