@@ -290,7 +290,7 @@ func TestTurnsWriteTheRowsJuniorWrites(t *testing.T) {
 // summary.
 func TestTheRuntimeContextIsInAHistoryOnce(t *testing.T) {
 	f := fixture.New(t, exampleAgent(nil), fixture.ScriptedModel())
-	small := f.Agent(map[string]string{"AGENT_CONTEXT_WINDOW_TOKENS": "500"})
+	small := f.Agent(fixture.AgentOptions{Limits: fixture.Limits{ContextWindowTokens: 500}})
 	m := f.Model()
 	summarizer := fakeai.Agent{Name: "summary", Match: func(p *fakeai.Prompt) bool { return strings.HasPrefix(p.LastUser(), "Summarize the conversation") }}
 	m.Respond(router, routed(), routed())
