@@ -69,6 +69,9 @@ func ReadRatchet(path string) (*Ratchet, error) {
 		if o.File == "" || o.Rule == "" || o.What == "" || o.Count < 1 {
 			return nil, fmt.Errorf("%s: %w: an offence needs a file, a rule, a what and a count of 1 or more: %+v", path, ErrBadRatchet, o)
 		}
+		if o.Rule != RuleImports && o.Rule != RuleModelFakes && o.Rule != RuleInternals {
+			return nil, fmt.Errorf("%s: %w: rule %q is none of %s, %s, %s", path, ErrBadRatchet, o.Rule, RuleImports, RuleModelFakes, RuleInternals)
+		}
 	}
 	return r, nil
 }

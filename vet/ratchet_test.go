@@ -146,6 +146,7 @@ func TestReadRatchetSaysWhatIsWrong(t *testing.T) {
 		{"an unknown field", `{"public": [], "offences": [], "baseline": true}`, vet.ErrBadRatchet},
 		{"an offence without a count", `{"offences": [{"file": "a_test.go", "rule": "imports", "what": "x"}]}`, vet.ErrBadRatchet},
 		{"an offence without a what", `{"offences": [{"file": "a_test.go", "rule": "imports", "count": 1}]}`, vet.ErrBadRatchet},
+		{"an offence of an unknown rule", `{"offences": [{"file": "a_test.go", "rule": "nope", "what": "x", "count": 1}]}`, vet.ErrBadRatchet},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
