@@ -28,27 +28,32 @@ import (
 
 // BenchmarkScriptedRun measures what a scripted Run of the fixture costs
 // on the reference agent (examples/agent, in-process, behind the proxy
-// with the scripted model): a web message answered by the router, the
-// title and one agent step. Its baseline is the agent's own time for the
-// same input: the same message posted straight to the app's route, from
-// the post until the app has written the turn's terminal row, the
-// input's message_handled row and the title (which it does last of what
-// the fixture waits for), as PostgreSQL notifies them. The two alternate
-// in one run on one fixture.
+// with the scripted model): a web message, or a Slack mention, answered
+// by the router, the title and one agent step. Its baseline is the
+// agent's own time for the same input: the same message posted straight
+// to the app's route, from the post until the app has written the turn's
+// terminal row, the input's message_handled row and the title (the last
+// of what the fixture waits for), as PostgreSQL notifies them. The two
+// alternate in one run on one fixture.
 //
 // It reports the medians and ranges of both, in ms, and their ratio
-// (target: run-ms <= 100), and, for the Run, how much of it the agent
-// took (agent-in-run-ms, from the call's start to the agent's last row)
-// and how long the call went on after (tail-ms: noticing the agent is
-// idle, reading what it did, writing the report). With -reports the Run
-// also writes its report, as a test's does.
+// (target: run-ms <= 100); and, of the Run, how much the agent took
+// (agent-in-run-ms, from the call's start to the agent's last row) and
+// how long the call went on after it (tail-ms: seeing the agent idle,
+// reading what it did, writing the report). web-no-report is web without
+// the report: the difference is what writing it costs.
 func BenchmarkScriptedRun(b *testing.B) {
-	b.Run("web", func(b *testing.B) { benchScriptedRun(b, false) })
-	b.Run("slack", func(b *testing.B) { benchScriptedRun(b, true) })
+	b.Run("web", func(b *testing.B) { benchScriptedRun(b, false, true) })
+	b.Run("slack", func(b *testing.B) { benchScriptedRun(b, true, true) })
+	b.Run("web-no-report", func(b *testing.B) { benchScriptedRun(b, false, false) })
 }
 
-func benchScriptedRun(b *testing.B, slack bool) {
-	f := fixture.New(b, agenttest.App(nil), fixture.ScriptedModel(), fixture.Reports(b.TempDir()))
+func benchScriptedRun(b *testing.B, slack, reports bool) {
+	opts := []fixture.Option{fixture.ScriptedModel()}
+	if reports {
+		opts = append(opts, fixture.Reports(b.TempDir()))
+	}
+	f := fixture.New(b, agenttest.App(nil), opts...)
 	rows := listenRows(b, f.DatabaseURL())
 	m := f.Model()
 	script := func() {
