@@ -37,10 +37,12 @@ import (
 // alternate in one run on one fixture.
 //
 // It reports the medians and ranges of both, in ms, and their ratio
-// (target: run-ms <= 100); and, of the Run, how much the agent took
-// (agent-in-run-ms, from the call's start to the agent's last row) and
-// how long the call went on after it (tail-ms: seeing the agent idle,
-// reading what it did, writing the report). web-no-report is web without
+// (target: run-ms <= 100); of the agent's own time, the part before its
+// turn started (agent-turn-start-ms: its worker's wake-up, and for Slack
+// the ingress); and, of the Run, how much the agent took (agent-in-run-ms,
+// from the call's start to the agent's last row) and how long the call
+// went on after it (tail-ms: seeing the agent idle, reading what it did,
+// writing the report). web-no-report is web without
 // the report: the difference is what writing it costs.
 func BenchmarkScriptedRun(b *testing.B) {
 	b.Run("web", func(b *testing.B) { benchScriptedRun(b, false, true) })
@@ -92,11 +94,12 @@ func benchScriptedRun(b *testing.B, slack, reports bool) {
 		if len(c.Replies) != 1 || len(c.Turns) != 1 || c.Turns[0].Status != "succeeded" {
 			b.Fatalf("the Run: %+v", c)
 		}
-		return total, rows.done(b, c.ID).Sub(start)
+		_, last := rows.done(b, c.ID)
+		return total, last.Sub(start)
 	}
 	// direct posts what the Run posts, as the fixture does, straight to
 	// the app's route.
-	direct := func() time.Duration {
+	direct := func() (total, wake time.Duration) {
 		script()
 		n++
 		if !slack {
@@ -104,7 +107,8 @@ func benchScriptedRun(b *testing.B, slack, reports bool) {
 			start := time.Now()
 			var got struct{ ConversationID string }
 			json.Unmarshal(post("/api/conversations", http.Header{app.UserHeader: {fixture.AuthorEmail}}, body), &got)
-			return rows.done(b, got.ConversationID).Sub(start)
+			started, last := rows.done(b, got.ConversationID)
+			return last.Sub(start), started.Sub(start)
 		}
 		sm := f.Slack()
 		ts := fmt.Sprintf("1890000000.%06d", n)
@@ -125,22 +129,24 @@ func benchScriptedRun(b *testing.B, slack, reports bool) {
 			mac.Write(body)
 			post("/api/webhooks/slack", http.Header{"X-Slack-Request-Timestamp": {sec}, "X-Slack-Signature": {"v0=" + hex.EncodeToString(mac.Sum(nil))}}, body)
 		}
-		return rows.done(b, "slack:"+fixture.Channel+":"+ts).Sub(start)
+		started, last := rows.done(b, "slack:"+fixture.Channel+":"+ts)
+		return last.Sub(start), started.Sub(start)
 	}
 	for range 3 { // warm the connections and the agent's statements
 		run()
 		direct()
 	}
-	var runs, inRun, tails, agents []float64
+	var runs, inRun, tails, agents, wakes []float64
 	for b.Loop() {
 		total, agent := run()
 		runs, inRun, tails = append(runs, ms(total)), append(inRun, ms(agent)), append(tails, ms(total-agent))
-		agents = append(agents, ms(direct()))
+		total, wake := direct()
+		agents, wakes = append(agents, ms(total)), append(wakes, ms(wake))
 	}
 	for _, s := range []struct {
 		name string
 		v    []float64
-	}{{"run", runs}, {"agent-in-run", inRun}, {"tail", tails}, {"agent", agents}} {
+	}{{"run", runs}, {"agent-in-run", inRun}, {"tail", tails}, {"agent", agents}, {"agent-turn-start", wakes}} {
 		b.ReportMetric(median(s.v), s.name+"-ms")
 		b.ReportMetric(slices.Min(s.v), s.name+"-min-ms")
 		b.ReportMetric(slices.Max(s.v), s.name+"-max-ms")
@@ -157,9 +163,10 @@ var (
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// rowWatch hears, through LISTEN, the agent's rows a conversation is done
-// with: its turn's terminal row, its input's message_handled row and its
-// title; a trigger in the agent's database NOTIFYs each as it commits.
+// rowWatch hears, through LISTEN, when the agent's turn started (its
+// turn_started row) and the rows a conversation is done with: its turn's
+// terminal row, its input's message_handled row and its title; a trigger
+// in the agent's database NOTIFYs each as it commits.
 type rowWatch struct {
 	mu   sync.Mutex
 	seen map[string]map[string]time.Time // conversation -> what -> when heard
@@ -178,8 +185,9 @@ CREATE FUNCTION bench_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_TABLE_NAME = 'junior_conversations' THEN
     IF NEW.title IS NOT NULL THEN PERFORM pg_notify('bench_rows', NEW.conversation_id || ' title'); END IF;
-  ELSIF NEW.type IN ('turn_completed', 'turn_failed', 'message_handled') THEN
-    PERFORM pg_notify('bench_rows', NEW.conversation_id || ' ' || CASE WHEN NEW.type = 'message_handled' THEN 'handled' ELSE 'terminal' END);
+  ELSIF NEW.type IN ('turn_started', 'turn_completed', 'turn_failed', 'message_handled') THEN
+    PERFORM pg_notify('bench_rows', NEW.conversation_id || ' ' || CASE NEW.type
+      WHEN 'turn_started' THEN 'started' WHEN 'message_handled' THEN 'handled' ELSE 'terminal' END);
   END IF;
   RETURN NULL;
 END $$;
@@ -220,23 +228,24 @@ LISTEN bench_rows;`)
 	return w
 }
 
-// done waits until the conversation's three rows are heard, and returns
-// when the last was.
-func (w *rowWatch) done(b *testing.B, conv string) time.Time {
+// done waits until the conversation's rows are heard, and returns when
+// its turn started and when the last row it is done with was heard.
+func (w *rowWatch) done(b *testing.B, conv string) (started, last time.Time) {
 	b.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		w.mu.Lock()
 		s := w.seen[conv]
-		last, all := time.Time{}, len(s) == 3
-		for _, at := range s {
-			if at.After(last) {
+		all := len(s) == 4
+		for what, at := range s {
+			if what != "started" && at.After(last) {
 				last = at
 			}
 		}
+		started = s["started"]
 		w.mu.Unlock()
 		if all {
-			return last
+			return started, last
 		}
 		select {
 		case <-w.news:
