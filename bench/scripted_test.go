@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentvcr/agentvcr/examples/agent/agenttest"
-	"github.com/agentvcr/agentvcr/examples/agent/app"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/fixture"
 	slackpkg "github.com/agentvcr/agentvcr/proxy/slack"
@@ -51,11 +50,11 @@ func BenchmarkScriptedRun(b *testing.B) {
 }
 
 func benchScriptedRun(b *testing.B, slack, reports bool) {
-	opts := []fixture.Option{fixture.ScriptedModel()}
+	dir := "" // no report
 	if reports {
-		opts = append(opts, fixture.Reports(b.TempDir()))
+		dir = b.TempDir()
 	}
-	f := fixture.New(b, agenttest.App(nil), opts...)
+	f := fixture.New(b, agenttest.App(nil), fixture.ScriptedModel(), fixture.Reports(dir))
 	rows := listenRows(b, f.DatabaseURL())
 	m := f.Model()
 	script := func() {
@@ -106,7 +105,7 @@ func benchScriptedRun(b *testing.B, slack, reports bool) {
 			body, _ := json.Marshal(map[string]string{"idempotencyKey": fmt.Sprintf("bench-%d", n), "message": fmt.Sprintf("Did deploy %d go out? (direct)", n)})
 			start := time.Now()
 			var got struct{ ConversationID string }
-			json.Unmarshal(post("/api/conversations", http.Header{app.UserHeader: {fixture.AuthorEmail}}, body), &got)
+			json.Unmarshal(post("/api/conversations", http.Header{agenttest.Routes().UserHeader: {fixture.AuthorEmail}}, body), &got)
 			started, last := rows.done(b, got.ConversationID)
 			return last.Sub(start), started.Sub(start)
 		}
