@@ -15,4 +15,10 @@
 // key and a large cassette's start-up. BenchmarkParallelRecording records
 // through one recorder process and through four sharing a cassette
 // directory.
+//
+// BenchmarkScriptedRun times the fixture's scripted Run on the reference
+// agent against the agent's own time for the same input, posted straight
+// to its route (target: a median Run <= 100 ms):
+//
+//	go test ./bench -run '^$' -bench ScriptedRun -count 6
 package bench

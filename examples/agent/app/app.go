@@ -30,6 +30,9 @@ type App struct {
 
 	mu         sync.Mutex
 	background int // titles, heartbeats and Slack ingress still running
+	// backgroundDone is closed when background work next ends, then
+	// forgotten; nil while nobody waits (the idle route's waitMs).
+	backgroundDone chan struct{}
 }
 
 // New connects to the database, applies the schema and returns the
@@ -103,6 +106,10 @@ func (a *App) goBackground(f func(ctx context.Context)) {
 		defer func() {
 			a.mu.Lock()
 			a.background--
+			if a.backgroundDone != nil {
+				close(a.backgroundDone)
+				a.backgroundDone = nil
+			}
 			a.mu.Unlock()
 		}()
 		f(a.ctx)

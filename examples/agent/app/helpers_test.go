@@ -161,21 +161,18 @@ func call(t *testing.T, f *fixture.Fixture, method, path string, h http.Header, 
 }
 
 // waitIdle waits, within a minute, until the agent says it has nothing
-// to do: after inputs a test sent itself, not through a fixture call.
+// to do: after inputs a test sent itself, not through a fixture call. The
+// idle route's waitMs answers as soon as it is.
 func waitIdle(t *testing.T, f *fixture.Fixture) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		var st struct{ Idle bool }
-		call(t, f, "GET", "/api/internal/idle", admin(), nil, &st)
+		call(t, f, "GET", fmt.Sprintf("/api/internal/idle?waitMs=%d", min(time.Until(deadline), 20*time.Second).Milliseconds()), admin(), nil, &st)
 		if st.Idle {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the agent was not idle after a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	t.Fatal("the agent was not idle after a minute")
 }
 
 // lifecycle lists the turn states of the whole conversation, from the

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agentvcr/agentvcr/examples/agent/store"
@@ -63,10 +64,67 @@ func (a *App) heartbeat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "accepted"})
 }
 
+// maxIdleWait bounds the idle route's waitMs.
+const maxIdleWait = time.Minute
+
 // idle is GET /api/internal/idle: whether the agent has nothing to do (no
 // queued input, no running turn, no background work). A turn waiting for
 // an authorization or held in the queue does not count as work.
+//
+// With ?waitMs=n (at most a minute) it answers as soon as the agent is
+// idle, or after n ms with what keeps it busy: a test waiting for the
+// agent learns the moment it is done, without asking again and again.
+// The wait ends with the turn or background work that ends last, woken
+// in-process; another instance on the same database has its own queue,
+// and its own idle route.
 func (a *App) idle(w http.ResponseWriter, r *http.Request) {
+	var expired <-chan time.Time
+	if v := r.URL.Query().Get("waitMs"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || time.Duration(n)*time.Millisecond > maxIdleWait {
+			writeError(w, http.StatusBadRequest, "waitMs must be a number of milliseconds from 0 to 60000")
+			return
+		}
+		timer := time.NewTimer(time.Duration(n) * time.Millisecond)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	for {
+		// The channels first: a change after the state is read wakes
+		// the wait.
+		queueChanged, backgroundDone := a.turns.Changed(), a.backgroundEnds()
+		st := a.idleState()
+		if st["idle"] == true || expired == nil {
+			writeJSON(w, http.StatusOK, st)
+			return
+		}
+		select {
+		case <-queueChanged:
+		case <-backgroundDone:
+		case <-expired:
+			writeJSON(w, http.StatusOK, a.idleState())
+			return
+		case <-r.Context().Done():
+			return // the caller is gone
+		case <-a.ctx.Done():
+			writeJSON(w, http.StatusOK, a.idleState())
+			return
+		}
+	}
+}
+
+// backgroundEnds returns a channel closed when background work next ends.
+func (a *App) backgroundEnds() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.backgroundDone == nil {
+		a.backgroundDone = make(chan struct{})
+	}
+	return a.backgroundDone
+}
+
+// idleState is the idle route's answer.
+func (a *App) idleState() map[string]any {
 	q := a.turns.Queue()
 	a.mu.Lock()
 	background := a.background
@@ -82,8 +140,8 @@ func (a *App) idle(w http.ResponseWriter, r *http.Request) {
 		paused = 0
 	}
 	idle := background == 0 && busy["running"] == 0 && (q.Held || busy["input"]+paused == 0)
-	writeJSON(w, http.StatusOK, map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
-		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": q.Held, "holdPaused": q.HoldPaused})
+	return map[string]any{"idle": idle, "running": busy["running"], "queued": busy["input"] + busy["paused"],
+		"background": background, "awaitingAuthorization": busy["awaiting_authorization"], "held": q.Held, "holdPaused": q.HoldPaused}
 }
 
 // queue is GET /api/internal/queue: what waits and what runs.

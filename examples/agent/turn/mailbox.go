@@ -48,8 +48,30 @@ func (r *Runner) Enqueue(id string, in Input) {
 	r.mu.Lock()
 	b := r.box(id)
 	b.pending = append(b.pending, in)
+	r.changedLocked()
 	r.mu.Unlock()
 	r.kick(id)
+}
+
+// Changed returns a channel closed at the queue's next change: an input
+// queued, a turn started, ended, paused, parked or resumed, the queue
+// held or released. Whoever waits for the Runner to be idle reads Queue
+// after taking the channel, and again when it closes.
+func (r *Runner) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return r.changed
+}
+
+// changedLocked wakes the waiters of Changed; r.mu is held.
+func (r *Runner) changedLocked() {
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 }
 
 func (r *Runner) box(id string) *mailbox {
@@ -87,6 +109,7 @@ func (r *Runner) kick(id string) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.TurnTimeout)
 	t.cancel = cancel
 	b.running = t
+	r.changedLocked()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -96,6 +119,7 @@ func (r *Runner) kick(id string) {
 		b.running = nil
 		late := b.stopping // a stop that came as the turn ended anyway
 		b.stopping = nil
+		r.changedLocked()
 		r.mu.Unlock()
 		for _, in := range late {
 			if err := r.append(id, junior.MessageHandled(in.MessageID)); err != nil {
@@ -120,6 +144,7 @@ func (r *Runner) Stop(id string, in Input) bool {
 		b.stopping = append(b.stopping, in)
 		b.running.stopped = true
 		b.running.cancel()
+		r.changedLocked()
 		return true
 	}
 	for authz, t := range b.parked {
@@ -133,6 +158,7 @@ func (r *Runner) Stop(id string, in Input) bool {
 		t.inputs = append(t.inputs, in)
 		t.stopped = true
 		b.resume = t
+		r.changedLocked()
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -166,6 +192,7 @@ func (r *Runner) pause(t *turnState) {
 	r.mu.Lock()
 	t.paused = true
 	r.box(t.conv).resume = t
+	r.changedLocked()
 	r.mu.Unlock()
 	r.logf(slog.LevelInfo, "turn %s paused after %d steps; its rest is queued", t.turnID, t.steps)
 }
@@ -174,6 +201,7 @@ func (r *Runner) pause(t *turnState) {
 func (r *Runner) park(t *turnState, authorizationID string) {
 	r.mu.Lock()
 	r.box(t.conv).parked[authorizationID] = t
+	r.changedLocked()
 	r.mu.Unlock()
 }
 
@@ -244,6 +272,7 @@ func (r *Runner) resume(t *turnState, authorizationID string) {
 	delete(r.pending, t.conv)
 	t.claimed = false
 	b.resume = t
+	r.changedLocked()
 	r.mu.Unlock()
 	r.kick(t.conv)
 }
@@ -308,12 +337,14 @@ func (r *Runner) Hold(onlyPaused bool) {
 	} else {
 		r.held = true
 	}
+	r.changedLocked()
 }
 
 // Release lets the held queue and paused turns go on.
 func (r *Runner) Release() {
 	r.mu.Lock()
 	r.held, r.holdPaused = false, false
+	r.changedLocked()
 	var ids []string
 	for id := range r.boxes {
 		ids = append(ids, id)

@@ -53,6 +53,9 @@ type Runner struct {
 	held       bool                   // the queue is held: no queued work starts
 	holdPaused bool                   // paused turns wait; inputs go on
 	pending    map[string]pendingAuth // by conversation: the link a web user must follow
+	// changed is closed at the queue's next change (Changed), then
+	// forgotten; nil while nobody waits.
+	changed chan struct{}
 }
 
 // New is a Runner on st that calls the model through gw, Slack through
