@@ -80,36 +80,36 @@ func ReadRatchet(path string) (*Ratchet, error) {
 // so that a change to it reads as a diff.
 func (r *Ratchet) WriteFile(path string) error {
 	var b bytes.Buffer
-	b.WriteString("{\n  \"public\": [")
-	for i, p := range r.Public {
-		q, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "\n    %s", q)
+	b.WriteString("{\n  \"public\": ")
+	if err := writeList(&b, r.Public); err != nil {
+		return err
 	}
-	if len(r.Public) > 0 {
-		b.WriteString("\n  ")
+	b.WriteString(",\n  \"offences\": ")
+	if err := writeList(&b, sorted(r.Offences)); err != nil {
+		return err
 	}
-	b.WriteString("],\n  \"offences\": [")
-	for i, o := range sorted(r.Offences) {
-		line, err := json.Marshal(o)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "\n    %s", line)
-	}
-	if len(r.Offences) > 0 {
-		b.WriteString("\n  ")
-	}
-	b.WriteString("]\n}\n")
+	b.WriteString("\n}\n")
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// writeList writes items as a JSON array with one item on each line.
+func writeList[T any](b *bytes.Buffer, items []T) error {
+	b.WriteByte('[')
+	for i, item := range items {
+		line, err := json.Marshal(item)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "\n    %s", line)
+	}
+	if len(items) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteByte(']')
+	return nil
 }
 
 // A Change is a file, rule and what whose count differs from the
