@@ -24,17 +24,7 @@ type idleAnswer struct {
 // the question is sent, it answers idle, once the turn and the title are
 // over.
 func TestTheIdleRouteWaitsForTheAgent(t *testing.T) {
-	f, _ := newAgent(t, nil)
-	m := f.Model()
-	m.Respond(router, routed())
-	m.Respond(titler, fakeai.Text("Deploys"))
-	m.Respond(agent, fakeai.Text("It went out."))
-	waitHeld, release := holdRouter(t, f)
-	if code := call(t, f, "POST", "/api/conversations", as(fixture.AuthorEmail),
-		map[string]string{"idempotencyKey": "idle-1", "message": "Did deploy 42 go out?"}, nil); code != 200 {
-		t.Fatalf("POST /api/conversations: %d", code)
-	}
-	waitHeld()
+	f, m, release := startHeldTurn(t, "idle-1", "Did deploy 42 go out?")
 	ctx := httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { release() }})
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.AppURL()+"/api/internal/idle?waitMs=25000", nil)
 	req.Header = admin()
@@ -55,14 +45,7 @@ func TestTheIdleRouteWaitsForTheAgent(t *testing.T) {
 // Past waitMs the route answers what keeps the agent busy; a waitMs out
 // of range is refused.
 func TestTheIdleRouteWaitsNoLongerThanAsked(t *testing.T) {
-	f, _ := newAgent(t, nil)
-	m := f.Model()
-	m.Respond(router, routed())
-	m.Respond(titler, fakeai.Text("Deploys"))
-	m.Respond(agent, fakeai.Text("It went out."))
-	waitHeld, release := holdRouter(t, f)
-	call(t, f, "POST", "/api/conversations", as(fixture.AuthorEmail), map[string]string{"idempotencyKey": "idle-2", "message": "Did it go out?"}, nil)
-	waitHeld()
+	f, _, release := startHeldTurn(t, "idle-2", "Did it go out?")
 	began := time.Now()
 	var st idleAnswer
 	if code := call(t, f, "GET", "/api/internal/idle?waitMs=50", admin(), nil, &st); code != 200 || st.Idle || st.Running != 1 {
@@ -78,6 +61,25 @@ func TestTheIdleRouteWaitsNoLongerThanAsked(t *testing.T) {
 	}
 	release()
 	waitIdle(t, f)
+}
+
+// startHeldTurn starts the agent, scripts one web turn and posts its
+// message, and returns once the turn's router request is held at the
+// proxy, where it stays until release is called.
+func startHeldTurn(t *testing.T, key, text string) (f *fixture.Fixture, m *fakeai.Model, release func()) {
+	t.Helper()
+	f, _ = newAgent(t, nil)
+	m = f.Model()
+	m.Respond(router, routed())
+	m.Respond(titler, fakeai.Text("Deploys"))
+	m.Respond(agent, fakeai.Text("It went out."))
+	waitHeld, release := holdRouter(t, f)
+	if code := call(t, f, "POST", "/api/conversations", as(fixture.AuthorEmail),
+		map[string]string{"idempotencyKey": key, "message": text}, nil); code != 200 {
+		t.Fatalf("POST /api/conversations: %d", code)
+	}
+	waitHeld()
+	return f, m, release
 }
 
 // holdRouter holds the router's model request at the proxy until release
