@@ -433,8 +433,8 @@ type forkPoint struct {
 	Text       string        `json:"text"`
 	Tools      []toolUseSpec `json:"tools"`
 	MessageID  string        `json:"messageId"`
-	Position   int    `json:"position"`
-	Containing string `json:"containing"`
+	Position   int           `json:"position"`
+	Containing string        `json:"containing"`
 }
 
 func (p forkPoint) point() (fixture.ForkPoint, error) {
