@@ -236,15 +236,22 @@ func (s *Service) ack(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	n, _ := strconv.Atoi(r.PathValue("n"))
+	n, err := strconv.Atoi(r.PathValue("n"))
 	c.mu.Lock()
-	ch := c.waiting[n]
+	ch, issued := c.waiting[n], err == nil && n >= 1 && n <= c.n
 	c.mu.Unlock()
-	if ch == nil {
-		writeError(w, http.StatusNotFound, "call "+c.id+" has no progress event "+r.PathValue("n")+" waiting")
+	switch {
+	case !issued:
+		writeError(w, http.StatusNotFound, "call "+c.id+" sent no progress event "+r.PathValue("n"))
 		return
+	case ch != nil:
+		select {
+		case ch <- a:
+		default: // answered already
+		}
 	}
-	ch <- a
+	// An event no longer waiting (its request gave up, or the call
+	// moved on) takes the answer too: nothing waits for it.
 	w.WriteHeader(http.StatusNoContent)
 }
 

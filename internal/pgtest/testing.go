@@ -80,6 +80,18 @@ func Database(ctx context.Context) (string, func() error, error) {
 	return databaseOn(ctx, admin)
 }
 
+// Server returns the URL of the test server's maintenance database, for
+// code that makes its own databases on it (DatabaseOn, the fixture
+// service's Options.DatabaseServer), starting the shared cluster if
+// needed.
+func Server() (string, error) {
+	admin, err := adminURL()
+	if err != nil {
+		return "", err
+	}
+	return admin.String(), nil
+}
+
 // DatabaseOn is Database on the server at adminURL (a postgres:// URL of
 // a user allowed to create databases) instead of the test server.
 func DatabaseOn(ctx context.Context, adminURL string) (string, func() error, error) {
