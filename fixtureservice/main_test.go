@@ -58,7 +58,7 @@ func newService(t testing.TB) *service {
 		t.Fatal(err)
 	}
 	svc := fixtureservice.New(token, fixtureservice.Options{DatabaseServer: db})
-	srv := httptest.NewServer(svc)
+	srv := httptest.NewServer(newDocumented(t, svc))
 	t.Cleanup(func() {
 		if err := svc.Close(); err != nil {
 			t.Error(err)
