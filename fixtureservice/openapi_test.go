@@ -50,7 +50,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if err := oas.Validate(doc); err != nil {
 		t.Fatalf("openapi.json is not an OpenAPI 3.1 document: %v", err)
 	}
-	var parsed struct{ Components struct{ Schemas map[string]json.RawMessage } }
+	var parsed struct {
+		Components struct{ Schemas map[string]json.RawMessage }
+	}
 	json.Unmarshal(readDoc(t), &parsed)
 	sc := compiler(t)
 	for name := range parsed.Components.Schemas {
