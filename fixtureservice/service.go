@@ -411,7 +411,8 @@ func (s *Service) answerStartUp(w http.ResponseWriter, e *entry, o outcome, stat
 	if !o.returned {
 		failures := o.failures
 		if e.parent == nil {
-			failures = append(failures, e.t.cleanup()...)
+			rest, _ := e.t.cleanup()
+			failures = append(failures, rest...)
 		}
 		writeFailure(w, http.StatusUnprocessableEntity, "fixture "+e.id+" did not start", failures, o.timeout)
 		return
@@ -492,7 +493,8 @@ func (s *Service) get(w http.ResponseWriter, _ *http.Request, e *entry) {
 
 // delete is DELETE /v1/fixtures/{id}: the fixture's cleanups run (its
 // apps stop, its recordings and reports are written, its database is
-// dropped) and its failures not yet told are the answer.
+// dropped) and its failures not yet told are the answer, with what it
+// logged (an app's output, when the fixture failed).
 func (s *Service) delete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	e := s.fixtures[r.PathValue("id")]
@@ -513,7 +515,8 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no fixture "+r.PathValue("id")+": it was deleted, or never made")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"failures": nonNil(e.t.cleanup())})
+	failures, logs := e.t.cleanup()
+	writeJSON(w, http.StatusOK, map[string]any{"failures": nonNil(failures), "logs": nonNil(logs)})
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {

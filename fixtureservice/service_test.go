@@ -127,6 +127,12 @@ func TestACallThatNeverGoesIdleFailsWithWhatWasOpen(t *testing.T) {
 	if l.Result != nil || !l.Timeout || !strings.Contains(l.Error, "not idle after 1.5s") || !strings.Contains(l.Error, "in flight at the proxy: POST https://") {
 		t.Fatalf("the call: %+v", l)
 	}
+	// The fixture failed: its end answers with the app's output.
+	var ended struct{ Failures, Logs []string }
+	s.must(http.StatusOK, "DELETE", "/v1/fixtures/"+id, nil, &ended)
+	if len(ended.Logs) == 0 || !strings.Contains(ended.Logs[0], "fixture: examples/agent printed:") {
+		t.Fatalf("the end: %+v", ended)
+	}
 }
 
 // An app the client starts itself is attached: the service hands the

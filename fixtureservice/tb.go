@@ -26,6 +26,7 @@ type fixtureT struct {
 	failures []string
 	told     int // failures handed to the client so far
 	timeout  bool
+	logs     []string
 	cleanups []func()
 	temps    int
 }
@@ -67,8 +68,13 @@ func (t *fixtureT) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// Logf drops what the fixture logs: the client reads results, not logs.
-func (t *fixtureT) Logf(string, ...any) {}
+// Logf keeps what the fixture logs (an app's output when the fixture
+// failed) for the deletion's answer.
+func (t *fixtureT) Logf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.logs = append(t.logs, fmt.Sprintf(format, args...))
+}
 
 func (t *fixtureT) Failed() bool {
 	t.mu.Lock()
@@ -121,9 +127,9 @@ func (t *fixtureT) do(f func()) outcome {
 }
 
 // cleanup runs the cleanups, last first, and removes the temporary
-// directories; it returns the failures not yet handed to the client.
-func (t *fixtureT) cleanup() []string {
-	var failures []string
+// directories; it returns the failures not yet handed to the client, and
+// what the fixture logged.
+func (t *fixtureT) cleanup() (failures, logs []string) {
 	for {
 		t.mu.Lock()
 		if len(t.cleanups) == 0 {
@@ -142,5 +148,5 @@ func (t *fixtureT) cleanup() []string {
 	defer t.mu.Unlock()
 	failures = append(failures, t.failures[t.told:]...)
 	t.told = len(t.failures)
-	return failures
+	return failures, slices.Clone(t.logs)
 }
