@@ -176,7 +176,7 @@ var stdImports = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "http": "net/http",
 	"httptest": "net/http/httptest", "io": "io", "json": "encoding/json", "log": "log",
 	"os": "os", "filepath": "path/filepath", "slices": "slices", "strings": "strings",
-	"testing": "testing", "time": "time", "url": "net/url", "signal": "os/signal",
+	"testing": "testing", "time": "time", "url": "net/url", "signal": "os/signal", "sync": "sync",
 }
 
 // moduleImports maps the name of each package of this module to its path,
@@ -320,4 +320,59 @@ func TestTypeScriptQuickStartIsTested(t *testing.T) {
 	if block != tested {
 		t.Errorf("README.md's TypeScript block differs from the tested one in examples/node-agent/test/quickstart.test.ts:\nREADME:\n%s\ntested:\n%s", block, tested)
 	}
+}
+
+// testedMarker, on the line before a fence, names the test file the block
+// is taken from: the block's lines must be lines of that file, one after
+// another, as they are there but for their indentation.
+//
+//	<!-- tested: examples/agent/fixturetest/fixture_test.go -->
+var testedMarker = regexp.MustCompile(`^<!-- tested: (\S+) -->$`)
+
+// TestTestedBlocksAreTheTestedCode: every block marked as taken from a
+// test is that test's code, so that an example of the manual runs in CI
+// and cannot drift from what runs.
+func TestTestedBlocksAreTheTestedCode(t *testing.T) {
+	count := 0
+	for _, page := range pages(t) {
+		var prev string
+		lines := strings.Split(read(t, page), "\n")
+		for i := 0; i < len(lines); i++ {
+			line := lines[i]
+			m := testedMarker.FindStringSubmatch(strings.TrimSpace(prev))
+			if strings.TrimSpace(line) != "" {
+				prev = line
+			}
+			if m == nil || !strings.HasPrefix(strings.TrimSpace(line), "```") {
+				continue
+			}
+			start := i + 1
+			var block []string
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+				block = append(block, strings.TrimSpace(lines[i]))
+			}
+			count++
+			var file []string
+			for _, l := range strings.Split(read(t, m[1]), "\n") {
+				file = append(file, strings.TrimSpace(l))
+			}
+			if !containsRun(file, block) {
+				t.Errorf("%s:%d: the block is not, line for line, code of %s (the file it says it is taken from)", page, start, m[1])
+			}
+			prev = ""
+		}
+	}
+	if count == 0 {
+		t.Fatal("no block is marked as taken from a test")
+	}
+}
+
+// containsRun says whether run is in lines, one line after another.
+func containsRun(lines, run []string) bool {
+	for i := 0; i+len(run) <= len(lines); i++ {
+		if slices.Equal(lines[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
