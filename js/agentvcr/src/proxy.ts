@@ -1,9 +1,8 @@
 // startProxy: runs `recorder proxy` as a child process, reads its start
 // line and hands back what a test needs: the proxy's URL, the control
 // client, the CA, the environment for a child process, and close().
-import { execFile, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { resolveBinary } from './binary.js';
+import { startRecorder } from './child.js';
 import { Control } from './control.js';
 
 /** How startProxy runs the proxy; each maps to a flag of `recorder proxy` (docs/cli/recorder.md). */
@@ -72,39 +71,6 @@ interface StartLine {
   warnings: string[] | null;
 }
 
-/** The bytes of the proxy's stderr kept for error messages. */
-const tailBytes = 8192;
-
-/** How long close() waits for the proxy to write its recordings and exit before it kills it. */
-const stopTimeoutMs = 30_000;
-
-const running = new Set<ChildProcess>();
-let exitHook = false;
-
-/** How long a failed start waits for the proxy's stderr to end, so that the error holds all of it. */
-const stderrWaitMs = 2_000;
-
-/**
- * Whether a recorder binary's `proxy` takes --exit-on-stdin-close (stop,
- * as on SIGTERM, when its standard input closes: when this process dies,
- * however, even by SIGKILL, the proxy does not outlive it). Asked once
- * per binary, of its help; an older binary without the flag is run
- * without it.
- */
-const stdinFlag = new Map<string, Promise<boolean>>();
-function exitsOnStdinClose(binary: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  let known = stdinFlag.get(binary);
-  if (!known) {
-    known = new Promise<boolean>((resolve) => {
-      execFile(binary, ['proxy', '-h'], { env, timeout: 2_000, killSignal: 'SIGKILL' }, (_err, stdout, stderr) => {
-        resolve(`${stdout}${stderr}`.includes('exit-on-stdin-close'));
-      });
-    });
-    stdinFlag.set(binary, known);
-  }
-  return known;
-}
-
 /** isStartLine reports whether the proxy's first line has the start line's shape. */
 function isStartLine(v: unknown): v is StartLine {
   if (typeof v !== 'object' || v === null) return false;
@@ -134,133 +100,29 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   if (options.caDir !== undefined) args.push('--ca-dir', options.caDir);
   const log = options.log ?? 'quiet';
   if (log !== 'verbose') args.push('--quiet');
-  // Its stdin is a pipe this process holds: when this process dies, the
-  // pipe closes and the proxy stops (with a binary that knows the flag).
-  if (await exitsOnStdinClose(binary, options.env ?? process.env)) args.push('--exit-on-stdin-close');
   args.push(...(options.args ?? []));
 
-  const child = spawn(binary, args, { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin!.on('error', () => {}); // EPIPE once the proxy has exited
-  running.add(child);
-  if (!exitHook) {
-    exitHook = true;
-    // A process that exits with proxies running stops them: each still
-    // writes its recordings, on its own.
-    process.once('exit', () => {
-      for (const c of running) c.kill('SIGTERM');
-    });
-  }
-
-  let tail = '';
-  const stderrEnded = new Promise<void>((resolve) => {
-    child.stderr!.once('end', resolve);
-    child.stderr!.once('close', resolve);
+  // Its stdin is a pipe this process holds: when this process dies, the
+  // pipe closes and the proxy stops (with a binary that knows the flag).
+  const child = await startRecorder({
+    binary, args, command: ['proxy'], env: options.env, log, startTimeoutMs: options.startTimeoutMs,
+    caller: 'startProxy', what: 'the proxy', isStartLine, shape: '{"proxy", "control", "token", "ca", "env"}',
   });
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (s: string) => {
-    tail = (tail + s).slice(-tailBytes);
-    if (log !== 'silent') process.stderr.write(s);
-  });
-  let status: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  let spawnError: Error | undefined;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('error', (err) => {
-      spawnError = err;
-      if (child.pid === undefined) {
-        status = { code: null, signal: null };
-        running.delete(child);
-        resolve(status);
-      }
-    });
-    child.once('close', (code, signal) => {
-      status = { code, signal };
-      running.delete(child);
-      resolve(status);
-    });
-  });
-  const describeExit = () =>
-    spawnError && child.pid === undefined
-      ? `cannot run the recorder binary: ${spawnError.message} (set AGENTVCR_BINARY, or the binary option, to the recorder's path)`
-      : status
-        ? `the proxy exited with ${status.signal ? `signal ${status.signal}` : `code ${status.code}`}`
-        : undefined;
-  const stderrTail = () => (tail.trim() ? `\nits stderr ends:\n${tail.trimEnd()}` : '\nit wrote nothing to stderr');
-
-  const line = await new Promise<StartLine>((resolve, reject) => {
-    const timeoutMs = options.startTimeoutMs ?? 30_000;
-    let out = '';
-    let settled = false;
-    const settle = () => {
-      settled = true;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-    };
-    const fail = (why: string) => {
-      if (settled) return;
-      settle();
-      child.kill('SIGKILL');
-      // All it wrote: its stderr ends once it has exited (or after a bound,
-      // should a process it started hold the pipe).
-      let timer: NodeJS.Timeout | undefined;
-      void Promise.race([stderrEnded, new Promise((resolve) => (timer = setTimeout(resolve, stderrWaitMs)))]).then(() => {
-        clearTimeout(timer);
-        reject(new Error(`agentvcr: startProxy: ${why} (${binary} ${args.join(' ')})${stderrTail()}`));
-      });
-    };
-    const onData = (s: string) => {
-      out += s;
-      const nl = out.indexOf('\n');
-      if (nl < 0 || settled) return;
-      const first = out.slice(0, nl);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(first);
-      } catch {
-        parsed = undefined;
-      }
-      if (!isStartLine(parsed)) {
-        fail(`its first line is not the start line ({"proxy", "control", "token", "ca", "env"}): ${JSON.stringify(first.slice(0, 500))}; ` +
-          'is the binary a recorder of this package\'s version?');
-        return;
-      }
-      settle();
-      resolve(parsed);
-    };
-    const timer = setTimeout(() => fail(`no start line within ${timeoutMs} ms`), timeoutMs);
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', onData);
-    void exited.then(() => fail(spawnError && child.pid === undefined ? describeExit()! : `${describeExit()} before it was ready`));
-  });
-  // Whatever the proxy prints later is drained, never left to fill the pipe.
-  child.stdout!.resume();
-
-  const control = new Control(line.control, line.token, { diagnose: describeExit });
+  const line = child.line;
+  const control = new Control(line.control, line.token, { diagnose: child.describeExit });
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      const diedBefore = status !== undefined;
-      // The event streams' connections are gone before SIGTERM: the proxy
-      // would otherwise wait for them as for any request in flight.
-      let streamsTimer: NodeJS.Timeout | undefined;
-      await Promise.race([control.closeStreams(), new Promise((resolve) => (streamsTimer = setTimeout(resolve, 1_000)))]);
-      clearTimeout(streamsTimer);
-      if (!diedBefore) child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const done = await Promise.race([
-        exited,
-        new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), stopTimeoutMs))),
-      ]);
-      clearTimeout(timer);
-      await control.close();
-      if (done === undefined) {
-        child.kill('SIGKILL');
-        await exited;
-        throw new Error(`agentvcr: the proxy did not exit within ${stopTimeoutMs} ms of SIGTERM; killed it${stderrTail()}`);
-      }
-      // The proxy exits 130 once it has written its recordings.
-      const ok = !diedBefore && (done.code === 130 || done.code === 0 || done.signal === 'SIGTERM');
-      if (!ok) {
-        throw new Error(`agentvcr: ${diedBefore ? 'the proxy had died: ' : ''}${describeExit()}${stderrTail()}`);
+      try {
+        // The event streams' connections are gone before SIGTERM: the
+        // proxy would otherwise wait for them as for any request in flight.
+        await child.stop(async () => {
+          let streamsTimer: NodeJS.Timeout | undefined;
+          await Promise.race([control.closeStreams(), new Promise((resolve) => (streamsTimer = setTimeout(resolve, 1_000)))]);
+          clearTimeout(streamsTimer);
+        });
+      } finally {
+        await control.close();
       }
     })());
 
@@ -272,8 +134,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
     env: line.env,
     warnings: line.warnings ?? [],
     control,
-    pid: child.pid!,
-    exited,
+    pid: child.pid,
+    exited: child.exited,
     close,
     [Symbol.asyncDispose]: close,
   };
