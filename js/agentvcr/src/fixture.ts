@@ -205,8 +205,8 @@ export interface FixtureOptions {
   agent?: api.AgentOptions;
   /** The service; default one per process, started on first use. */
   service?: FixtureService;
-  /** Called with each call's conversation as the call returns (the vitest fixture records them on task.meta). */
-  onCall?: (conversation: Conversation) => void;
+  /** Called with each call's conversation as the call returns, with what the call sent and how long it took (the vitest fixture records them on task.meta). */
+  onCall?: (conversation: Conversation, call: CallRecord) => void;
 }
 
 // ---- errors
@@ -358,6 +358,15 @@ function errorOf(route: string, status: number, text: string): FixtureError {
   return new FixtureError(`${route}: ${status}: ${e.error ?? 'no error text'}`, { status, failures: e.failures, timeout: e.timeout });
 }
 
+/** A call as onCall sees it. */
+export interface CallRecord {
+  op: 'run' | 'continue' | 'fork';
+  /** The input it sent (none for fork). */
+  input?: Input;
+  /** From the call's request to its result. */
+  durationMs: number;
+}
+
 /** The state every instance of a test's fixture shares. */
 interface Shared {
   client: Client;
@@ -366,7 +375,7 @@ interface Shared {
   failures: string[];
   conversations: Conversation[];
   attached: AttachedApp[];
-  onCall?: (c: Conversation) => void;
+  onCall?: (c: Conversation, call: CallRecord) => void;
 }
 
 /**
@@ -513,6 +522,7 @@ function callBody(o: CallOptions = {}): Partial<api.CallSpec> {
 
 /** call runs one call: it reads the stream, answers its progress events, and returns its conversation. */
 async function call(sh: Shared, id: string, op: 'run' | 'continue' | 'fork', body: api.CallSpec, o: CallOptions = {}): Promise<Conversation> {
+  const began = performance.now();
   let callId = '';
   const handlers: Promise<void>[] = [];
   let last: api.CallLine | undefined;
@@ -541,13 +551,15 @@ async function call(sh: Shared, id: string, op: 'run' | 'continue' | 'fork', bod
       last = line;
     }
   }
-  await Promise.all(handlers);
+  // A handler still running once the call is over is not waited for: the
+  // agent no longer waits for it either (its answer finds the call gone).
+  void Promise.allSettled(handlers);
   if (!last) throw new FixtureError(`${op}: the service's answer ended without a result`);
   if ('result' in last) {
     sh.failures.push(...last.failures);
     const c = conversation(sh, id, last.result);
     sh.conversations.push(c);
-    sh.onCall?.(c);
+    sh.onCall?.(c, { op, input: body.input as Input | undefined, durationMs: performance.now() - began });
     return c;
   }
   const e = last as api.Error;

@@ -10,6 +10,8 @@ import { startProxy } from './proxy.js';
 import type { Proxy, ProxyOptions } from './proxy.js';
 import { useProxy } from './useproxy.js';
 import type { ProxyUse, UseProxyOptions } from './useproxy.js';
+import { fixture, startFixtureService } from './fixture.js';
+import type { App, CallRecord, Conversation, Fixture, FixtureOptions, FixtureService, FixtureServiceOptions, InputItem } from './fixture.js';
 
 /**
  * How the worker's proxy is started: startProxy's options that a config
@@ -44,10 +46,35 @@ export interface AgentvcrMeta {
   violations: string[];
 }
 
+/** One event of a harness run's session, as Junior's fixture records them. */
+export type HarnessEvent =
+  | { type: 'message'; role: 'user' | 'assistant'; text: string; conversationId: string }
+  | { type: 'tool_call'; toolCallId: string; name: string; input?: unknown; conversationId: string }
+  | { type: 'tool_result'; toolCallId: string; name: string; status: string; output?: string; conversationId: string };
+
+/**
+ * What a test's fixture did, in task.meta.harness, in the shape of Junior's
+ * fixture contract ({name, run}): the session's events, the conversations,
+ * the model usage and cost, each call's time, and the errors.
+ */
+export interface HarnessMeta {
+  name: 'agentvcr';
+  run: {
+    session: { events: HarnessEvent[] };
+    metadata: { conversation_ids: string[] };
+    /** costUsd is null when a model request is unpriced: an unknown cost is not zero. */
+    usage: { metadata: { costUsd: number | null; gatewayRequests: number } };
+    timings: { calls: { op: string; conversationId: string; durationMs: number }[] };
+    errors: string[];
+  };
+}
+
 declare module 'vitest' {
   interface TaskMeta {
     /** What agentvcr's vcr fixture saw: the test's scope and what the proxy did in it. */
     agentvcr?: AgentvcrMeta;
+    /** What the test's fixture did (createFixtureTest), as Junior's contract records it. */
+    harness?: HarnessMeta;
   }
   interface ProvidedContext {
     /** The worker proxy's options for "agentvcr/vitest", from the config's test.provide. */
@@ -260,6 +287,96 @@ function suiteNames(task: TestContext['task']): string[] {
   const names: string[] = [];
   for (let s = task.suite; s && s !== (task.file as unknown); s = s.suite) names.unshift(s.name);
   return names;
+}
+
+/** How createFixtureTest sets up each test's fixture: fixture()'s options, and the worker's service's. */
+export interface FixtureTestOptions extends Omit<FixtureOptions, 'service' | 'name' | 'onCall'> {
+  service?: FixtureServiceOptions;
+}
+
+/** The fixtures createFixtureTest adds. */
+export interface FixtureTestFixtures {
+  /** The test's fixture of the app: run, agent, the scripted model, inserts. Closed when the test ends; its failures fail the test. */
+  fixture: Fixture;
+}
+/** The worker-scoped one: the fixture service the worker's tests share. */
+export interface FixtureTestWorkerFixtures {
+  fixtureService: FixtureService;
+}
+
+export type FixtureTestAPI = TestAPI<FixtureTestFixtures & FixtureTestWorkerFixtures & {
+  readonly $__worker?: FixtureTestWorkerFixtures;
+  readonly $__test?: FixtureTestFixtures;
+}>;
+
+/**
+ * createFixtureTest returns vitest's test extended with:
+ *
+ * - `fixtureService` (worker scope): one `recorder fixture serve` per
+ *   worker, started on first use and stopped when the worker ends.
+ * - `fixture` (per test): fixture(app, options) on that service, named
+ *   after the test's full name, closed when the test ends (failures left,
+ *   such as an unused script, fail the test). Each call is recorded on
+ *   task.meta.harness, in the shape of Junior's fixture contract.
+ */
+export function createFixtureTest(app: App, options: FixtureTestOptions = {}): FixtureTestAPI {
+  const { service: serviceOptions, ...fixtureOptions } = options;
+  return base.extend({
+    fixtureService: [
+      async ({}, use: (s: FixtureService) => Promise<void>) => {
+        const service = await startFixtureService(serviceOptions);
+        try {
+          await use(service);
+        } finally {
+          await service.close();
+        }
+      },
+      { scope: 'worker' },
+    ] as never,
+    fixture: (async ({ fixtureService, task }: { fixtureService: FixtureService; task: TestContext['task'] }, use: (f: Fixture) => Promise<void>) => {
+        const meta: HarnessMeta = {
+          name: 'agentvcr',
+          run: { session: { events: [] }, metadata: { conversation_ids: [] }, usage: { metadata: { costUsd: 0, gatewayRequests: 0 } }, timings: { calls: [] }, errors: [] },
+        };
+        (task.meta as TaskMeta).harness = meta;
+        const f = await fixture(app, {
+          ...fixtureOptions,
+          service: fixtureService,
+          name: [task.file.name, ...suiteNames(task), task.name].join(' > '),
+          onCall: (c, call) => record(meta, c, call),
+        });
+        try {
+          await use(f);
+        } finally {
+          try {
+            await f.close();
+          } catch (err) {
+            meta.run.errors.push(err instanceof Error ? err.message : String(err));
+            throw err;
+          }
+        }
+      }) as never,
+  }) as unknown as FixtureTestAPI;
+}
+
+/** record adds a call to the test's harness meta. */
+function record(meta: HarnessMeta, c: Conversation, call: CallRecord): void {
+  const run = meta.run;
+  const id = c.id;
+  if (!run.metadata.conversation_ids.includes(id)) run.metadata.conversation_ids.push(id);
+  const inputs = call.input === undefined ? [] : Array.isArray(call.input) ? call.input : [call.input];
+  for (const i of inputs as InputItem[]) {
+    if (i.text) run.session.events.push({ type: 'message', role: 'user', text: i.text, conversationId: id });
+  }
+  for (const t of c.toolCalls) {
+    run.session.events.push({ type: 'tool_call', toolCallId: t.toolCallId, name: t.name, input: t.input, conversationId: id });
+    run.session.events.push({ type: 'tool_result', toolCallId: t.toolCallId, name: t.name, status: t.status, output: t.output, conversationId: id });
+  }
+  for (const r of c.replies) run.session.events.push({ type: 'message', role: 'assistant', text: r.text, conversationId: id });
+  const usage = run.usage.metadata;
+  usage.gatewayRequests += c.modelRequests.length;
+  for (const m of c.modelRequests) usage.costUsd = usage.costUsd === null || m.costUsd === null ? null : usage.costUsd + m.costUsd;
+  run.timings.calls.push({ op: call.op, conversationId: id, durationMs: Math.round(call.durationMs) });
 }
 
 /**
