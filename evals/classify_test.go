@@ -39,9 +39,9 @@ func TestClassifyTellsUnreachableFromProviderError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at := &attemptT{}
+			at := newAttemptT("classify", t.TempDir())
 			if tt.err != nil {
-				at.failures = append(at.failures, tt.err.Error())
+				at.Errorf("%s", tt.err.Error())
 			}
 			class, msg := classify(t.Context(), at, HarnessError, tt.err, tt.conv, tt.all, false)
 			if class != tt.class || !strings.Contains(msg, tt.says) {

@@ -508,7 +508,8 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	began := time.Now()
 	name := fmt.Sprintf("%s-r%d", a.c.ID, a.rep)
 	trace := filepath.Join(a.set.staging, "traces", name)
-	t := &attemptT{name: name, dir: filepath.Join(r.tmp, fmt.Sprintf("%s-%s-%06d", a.eval.Name, a.variant.Name, a.order))}
+	dir := filepath.Join(r.tmp, fmt.Sprintf("%s-%s-%06d", a.eval.Name, a.variant.Name, a.order))
+	t := newAttemptT(name, dir)
 	app := a.eval.App
 	app.Env = map[string]string{}
 	for k, v := range a.eval.App.Env {
@@ -517,7 +518,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	for k, v := range a.variant.Env {
 		app.Env[k] = v
 	}
-	opts := []fixture.Option{fixture.Recordings(filepath.Join(t.dir, "recordings"), proxy.ModePassthrough), fixture.IdleTimeout(r.cfg.Timeout)}
+	opts := []fixture.Option{fixture.Recordings(filepath.Join(dir, "recordings"), proxy.ModePassthrough), fixture.IdleTimeout(r.cfg.Timeout)}
 	if r.cfg.DatabaseURL != "" {
 		opts = append(opts, fixture.DatabaseServer(r.cfg.DatabaseURL))
 	}
@@ -634,7 +635,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 // keepLog writes what an attempt with no score said (its failure, and
 // what the fixture logged: a Command app's output) as attempt.log in its
 // trace directory, secrets redacted.
-func (r *runner) keepLog(dir string, row Row, t *attemptT, known []string) {
+func (r *runner) keepLog(dir string, row Row, t attemptT, known []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s r%d: %s\n%s\n", row.Variant, row.Case, row.Rep, row.Status, row.Error)
 	for _, l := range t.logged() {
@@ -656,7 +657,7 @@ func (r *runner) keepLog(dir string, row Row, t *attemptT, known []string) {
 // classify says what became of an attempt. Definite outcomes first: a
 // timeout, a truncated answer; then an interruption, which ends an
 // attempt's turn with refused model requests; then what failed.
-func classify(ctx context.Context, t *attemptT, stage string, err error, conv *fixture.Conversation, all []fixture.ModelRequest, judgeFailed bool) (string, string) {
+func classify(ctx context.Context, t attemptT, stage string, err error, conv *fixture.Conversation, all []fixture.ModelRequest, judgeFailed bool) (string, string) {
 	failed := t.failure()
 	var msg string
 	switch {

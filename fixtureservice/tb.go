@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"sync"
 
 	"github.com/agentvcr/agentvcr/fixture"
+	"github.com/agentvcr/agentvcr/internal/tbrun"
 )
 
 // fixtureT is the fixture.TB of one served fixture: what a *testing.T is
@@ -19,16 +16,12 @@ import (
 // the next answer; cleanups run, last first, when the client deletes the
 // fixture or the service closes.
 type fixtureT struct {
-	name string
-	dir  string // where TempDir makes directories; removed at the end
+	*tbrun.T
+	dir string // the fixture's temporary directories, removed at the end
 
-	mu       sync.Mutex
-	failures []string
-	told     int // failures handed to the client so far
-	timeout  bool
-	logs     []string
-	cleanups []func()
-	temps    int
+	mu   sync.Mutex
+	told int // failures (and errors) handed to the client so far
+	errs int
 }
 
 var _ fixture.TB = (*fixtureT)(nil)
@@ -38,59 +31,7 @@ func newFixtureT(name string) (*fixtureT, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fixtureT{name: name, dir: dir}, nil
-}
-
-func (t *fixtureT) Helper()      {}
-func (t *fixtureT) Name() string { return t.name }
-
-func (t *fixtureT) Cleanup(f func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanups = append(t.cleanups, f)
-}
-
-func (t *fixtureT) Errorf(format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.failures = append(t.failures, fmt.Sprintf(format, args...))
-	for _, a := range args {
-		if err, ok := a.(error); ok {
-			if _, ok := errors.AsType[*fixture.TimeoutError](err); ok {
-				t.timeout = true
-			}
-		}
-	}
-}
-
-func (t *fixtureT) Fatalf(format string, args ...any) {
-	t.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-// Logf keeps what the fixture logs (an app's output when the fixture
-// failed) for the deletion's answer.
-func (t *fixtureT) Logf(format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.logs = append(t.logs, fmt.Sprintf(format, args...))
-}
-
-func (t *fixtureT) Failed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.failures) > 0
-}
-
-func (t *fixtureT) TempDir() string {
-	t.mu.Lock()
-	t.temps++
-	dir := filepath.Join(t.dir, fmt.Sprintf("%03d", t.temps))
-	t.mu.Unlock()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatalf("fixture service: a temporary directory: %v", err)
-	}
-	return dir
+	return &fixtureT{T: tbrun.New(name, dir), dir: dir}, nil
 }
 
 // outcome is what a request's body did: whether it returned, and the
@@ -98,55 +39,42 @@ func (t *fixtureT) TempDir() string {
 type outcome struct {
 	returned bool
 	failures []string
-	timeout  bool
+	timeout  bool // one of them was a call's timeout
 }
 
-// do runs f in a goroutine of its own, as a test's body runs, and
-// returns when f returns or calls Fatalf. A panic fails the fixture
-// instead of the service.
+// do runs f as a test's body runs, and returns when f returns or calls
+// Fatalf, with the failures not yet told.
 func (t *fixtureT) do(f func()) outcome {
-	done := make(chan bool, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if r := recover(); r != nil {
-				t.Errorf("panic: %v\n%s", r, debug.Stack())
-			}
-			done <- returned
-		}()
-		f()
-		returned = true
-	}()
-	returned := <-done
+	returned := t.Do(f)
+	failures, timeout := t.untold()
+	return outcome{returned: returned, failures: failures, timeout: timeout}
+}
+
+// untold returns the failures not yet handed to the client, and whether
+// one was a timeout, and counts them told.
+func (t *fixtureT) untold() ([]string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o := outcome{returned: returned, failures: slices.Clone(t.failures[t.told:]), timeout: t.timeout}
-	t.told = len(t.failures)
-	t.timeout = false
-	return o
+	all, errs := t.Failures(), t.Errors()
+	failures := all[t.told:]
+	timeout := false
+	for _, err := range errs[t.errs:] {
+		if _, ok := errors.AsType[*fixture.TimeoutError](err); ok {
+			timeout = true
+		}
+	}
+	t.told, t.errs = len(all), len(errs)
+	return failures, timeout
 }
 
 // cleanup runs the cleanups, last first, and removes the temporary
 // directories; it returns the failures not yet handed to the client, and
 // what the fixture logged.
 func (t *fixtureT) cleanup() (failures, logs []string) {
-	for {
-		t.mu.Lock()
-		if len(t.cleanups) == 0 {
-			t.mu.Unlock()
-			break
-		}
-		f := t.cleanups[len(t.cleanups)-1]
-		t.cleanups = t.cleanups[:len(t.cleanups)-1]
-		t.mu.Unlock()
-		failures = append(failures, t.do(f).failures...)
-	}
+	t.RunCleanups()
+	failures, _ = t.untold()
 	if err := os.RemoveAll(t.dir); err != nil {
 		failures = append(failures, fmt.Sprintf("fixture service: remove the fixture's temporary files: %v", err))
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	failures = append(failures, t.failures[t.told:]...)
-	t.told = len(t.failures)
-	return failures, slices.Clone(t.logs)
+	return failures, t.Logs()
 }

@@ -63,7 +63,9 @@ func TestFixtureServeEndsWithItsParent(t *testing.T) {
 	// An attached app's fixture: its database is made, then it waits for
 	// the app, which never comes.
 	status, raw := call("POST", "/v1/fixtures", `{"name": "left open", "app": {"name": "never attached", "attach": true, "routes": {"preset": "junior"}}}`)
-	var st struct{ Start struct{ Env map[string]string } }
+	var st struct {
+		Start struct{ Env map[string]string }
+	}
 	if status != http.StatusCreated || json.Unmarshal(raw, &st) != nil || st.Start.Env["DATABASE_URL"] == "" {
 		t.Fatalf("create: %d %s\n%s", status, raw, &stderr)
 	}
