@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentvcr/agentvcr/internal/openapitest"
 )
 
 // docURL is where the tests place the control API's OpenAPI document for
@@ -26,48 +27,7 @@ const docURL = "https://agentvcr.invalid/openapi.json"
 // own schema for 3.1 documents, and every schema in it is a valid JSON
 // Schema 2020-12 schema.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	meta, err := os.ReadFile("testdata/openapi-3.1-schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	metaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(meta))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const metaURL = "https://spec.openapis.org/oas/3.1/schema/2022-10-07"
-	if err := c.AddResource(metaURL, metaDoc); err != nil {
-		t.Fatal(err)
-	}
-	oas, err := c.Compile(metaURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(openAPI))
-	if err != nil {
-		t.Fatalf("control/openapi.json is not JSON: %v", err)
-	}
-	if err := oas.Validate(doc); err != nil {
-		t.Fatalf("control/openapi.json is not an OpenAPI 3.1 document: %v", err)
-	}
-	// The OpenAPI schema leaves the Schema Objects to JSON Schema:
-	// compiling each checks it against the 2020-12 meta-schema and
-	// resolves its references.
-	var parsed struct {
-		Components struct {
-			Schemas map[string]json.RawMessage
-		}
-	}
-	json.Unmarshal(openAPI, &parsed)
-	sc := newSchemaCompiler(t)
-	for name := range parsed.Components.Schemas {
-		if _, err := sc.Compile(docURL + "#/components/schemas/" + name); err != nil {
-			t.Errorf("components.schemas.%s: %v", name, err)
-		}
-	}
-	if len(parsed.Components.Schemas) == 0 {
-		t.Fatal("no schemas in components")
-	}
+	openapitest.Valid(t, openAPI, docURL, newSchemaCompiler(t))
 }
 
 // Every route the control API serves is in the OpenAPI document, and the

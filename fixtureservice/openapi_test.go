@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentvcr/agentvcr/internal/openapitest"
 )
 
 const docURL = "https://agentvcr.invalid/fixtureservice/openapi.json"
@@ -29,37 +31,7 @@ func readDoc(t testing.TB) []byte {
 // The document is OpenAPI 3.1, by the OpenAPI Initiative's schema, and
 // its every schema compiles as JSON Schema 2020-12.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
-	meta, err := os.ReadFile("../control/testdata/openapi-3.1-schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	metaDoc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(meta))
-	const metaURL = "https://spec.openapis.org/oas/3.1/schema/2022-10-07"
-	if err := c.AddResource(metaURL, metaDoc); err != nil {
-		t.Fatal(err)
-	}
-	oas, err := c.Compile(metaURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(readDoc(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := oas.Validate(doc); err != nil {
-		t.Fatalf("openapi.json is not an OpenAPI 3.1 document: %v", err)
-	}
-	var parsed struct {
-		Components struct{ Schemas map[string]json.RawMessage }
-	}
-	json.Unmarshal(readDoc(t), &parsed)
-	sc := compiler(t)
-	for name := range parsed.Components.Schemas {
-		if _, err := sc.Compile(docURL + "#/components/schemas/" + name); err != nil {
-			t.Errorf("components.schemas.%s: %v", name, err)
-		}
-	}
+	openapitest.Valid(t, readDoc(t), docURL, compiler(t))
 }
 
 func compiler(t testing.TB) *jsonschema.Compiler {
