@@ -138,9 +138,7 @@ func (s *Service) call(w http.ResponseWriter, r *http.Request, e *entry, op stri
 		err  error
 	)
 	if op != "run" {
-		e.mu.Lock()
-		conv = e.convs[spec.ConversationID]
-		e.mu.Unlock()
+		conv = e.convs.get(spec.ConversationID)
 		if conv == nil {
 			writeError(w, http.StatusNotFound, "fixture "+e.id+" has no conversation "+strconv.Quote(spec.ConversationID))
 			return
@@ -206,9 +204,7 @@ func (s *Service) call(w http.ResponseWriter, r *http.Request, e *entry, op stri
 	})
 	close(c.over)
 	if o.returned {
-		e.mu.Lock()
-		e.convs[got.ID] = got
-		e.mu.Unlock()
+		e.convs.put(got)
 		c.last(map[string]any{"result": view(got), "failures": nonNil(o.failures)})
 	} else {
 		c.last(failure(op+" failed", o.failures, o.timeout))
@@ -413,9 +409,7 @@ func (s *Service) insertWatch(w http.ResponseWriter, r *http.Request, e *entry) 
 	if !decode(w, r, &b) {
 		return
 	}
-	e.mu.Lock()
-	conv := e.convs[b.ConversationID]
-	e.mu.Unlock()
+	conv := e.convs.get(b.ConversationID)
 	if conv == nil {
 		writeError(w, http.StatusNotFound, "fixture "+e.id+" has no conversation "+strconv.Quote(b.ConversationID))
 		return

@@ -60,11 +60,10 @@ type Service struct {
 	closed   bool
 	done     chan struct{} // closed by Close
 
-	dbOnce    sync.Once
-	cluster   *pgcluster.Cluster
-	dbServer  string
-	dbErr     error
-	clusterMu sync.Mutex
+	dbOnce   sync.Once
+	cluster  *pgcluster.Cluster // guarded by mu
+	dbServer string
+	dbErr    error
 }
 
 // New returns a service whose every call needs "Authorization: Bearer
@@ -94,9 +93,29 @@ type entry struct {
 
 	mu      sync.Mutex
 	f       *fixture.Fixture // nil until it has started
-	convs   map[string]*fixture.Conversation
+	convs   *conversations   // shared with the fixture's agents
 	control http.Handler
 	op      *operation // the start-up under way, for App.Start; nil when none
+}
+
+// conversations are a fixture's Conversations by id, the latest of each:
+// what continue, fork and watches name. A fixture and its agents share
+// them, as the Go fixture's instances share their conversations.
+type conversations struct {
+	mu sync.Mutex
+	m  map[string]*fixture.Conversation
+}
+
+func (cs *conversations) get(id string) *fixture.Conversation {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.m[id]
+}
+
+func (cs *conversations) put(c *fixture.Conversation) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.m[c.ID] = c
 }
 
 // operation is a start-up of an app (New or Agent) while it runs: an
@@ -206,9 +225,10 @@ func (s *Service) databaseServer() (string, error) {
 			s.dbErr = fmt.Errorf("start a PostgreSQL cluster for the fixtures' databases: %w (or pass --database-server)", err)
 			return
 		}
-		s.clusterMu.Lock()
-		defer s.clusterMu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		if s.closed {
+			// Close has passed: it would not stop this one.
 			c.Stop()
 			s.dbErr = errors.New("the service is closing")
 			return
@@ -241,10 +261,11 @@ func (s *Service) Close() error {
 		wg.Go(func() { e.t.cleanup() })
 	}
 	wg.Wait()
-	s.clusterMu.Lock()
-	defer s.clusterMu.Unlock()
-	if s.cluster != nil {
-		return s.cluster.Stop()
+	s.mu.Lock()
+	cluster := s.cluster
+	s.mu.Unlock()
+	if cluster != nil {
+		return cluster.Stop()
 	}
 	return nil
 }
@@ -306,7 +327,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the service is closing")
 		return
 	}
-	e := &entry{id: s.id("f"), t: t, app: spec.App, convs: map[string]*fixture.Conversation{}}
+	e := &entry{id: s.id("f"), t: t, app: spec.App, convs: &conversations{m: map[string]*fixture.Conversation{}}}
 	s.fixtures[e.id] = e
 	s.mu.Unlock()
 	if spec.App.Attach {
