@@ -376,6 +376,8 @@ interface Shared {
   conversations: Conversation[];
   attached: AttachedApp[];
   onCall?: (c: Conversation, call: CallRecord) => void;
+  /** Set by close(): no call may start after it. */
+  closed?: string;
 }
 
 /**
@@ -419,12 +421,14 @@ export async function fixture(app: App, options: FixtureOptions = {}): Promise<F
   const control = new Control(`${service.url}/v1/fixtures/${started.id}/control`, service.token);
   const root = instance(sh, started);
   const setup = async (path: string, body: unknown) => {
+    if (sh.closed) throw new FixtureError(sh.closed);
     const r = await client.call<api.Failures>('POST', `/v1/fixtures/${started.id}/${path}`, body);
     sh.failures.push(...r.failures);
   };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      sh.closed = `fixture ${spec.name} is closed: make a new one (fixture(), or the vitest fixture per test)`;
       const errors: unknown[] = [];
       for (const a of sh.attached.reverse()) {
         try {
@@ -522,6 +526,7 @@ function callBody(o: CallOptions = {}): Partial<api.CallSpec> {
 
 /** call runs one call: it reads the stream, answers its progress events, and returns its conversation. */
 async function call(sh: Shared, id: string, op: 'run' | 'continue' | 'fork', body: api.CallSpec, o: CallOptions = {}): Promise<Conversation> {
+  if (sh.closed) throw new FixtureError(sh.closed);
   const began = performance.now();
   let callId = '';
   const handlers: Promise<void>[] = [];

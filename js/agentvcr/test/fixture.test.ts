@@ -94,6 +94,9 @@ test('failures that did not end a call are thrown at close', async () => {
   const err = await f.close().then(() => undefined, (e: unknown) => e);
   expect(err).toBeInstanceOf(FixtureError);
   expect((err as FixtureError).message).toContain('never asked for');
+  // Closing again answers as the first close did; a call after it says why it cannot run.
+  expect(await f.close().then(() => undefined, (e: unknown) => e)).toBe(err);
+  await expect(f.run(webMessage('again'))).rejects.toThrow(/is closed: make a new one/);
 });
 
 test('what the service refuses is named', async () => {
