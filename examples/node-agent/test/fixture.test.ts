@@ -5,7 +5,7 @@
 // reporting route (docs/typescript-agent.md).
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { recorded, rubric, slackMention, slackThreadMessage, useProxy, webMessage } from 'agentvcr';
+import { recorded, recordedReply, rubric, slackMention, slackThreadMessage, useProxy, webMessage } from 'agentvcr';
 import type { App } from 'agentvcr';
 import { createFixtureTest } from 'agentvcr/vitest';
 import { startAgent } from '../src/app.js';
@@ -49,6 +49,8 @@ const inProcess: App = {
 const assistant = { name: 'assistant', systemPrefix: 'You are a helpful assistant' };
 const judge = { name: 'judge', systemPrefix: 'You are a strict evaluator' };
 const launchPlanning = fileURLToPath(new URL('../../../history/testdata/launch-planning.json', import.meta.url));
+// A sanitized Slack thread the repository keeps in recordings/.
+const slackThread = fileURLToPath(new URL('../../../recordings/samples/slack-thread.json', import.meta.url));
 
 for (const [how, app] of [['as a process', nodeAgent], ['in process', inProcess]] as const) {
   const test = createFixtureTest(app, { scriptedModel: true });
@@ -80,6 +82,21 @@ for (const [how, app] of [['as a process', nodeAgent], ['in process', inProcess]
     await f.model.assertPrompted(assistant, 'Help me plan the Orbit launch');
     const next = await conversation.continue(webMessage('And the main risk?'));
     expect(next.replyTexts).toEqual(['The billing migration.']);
+  });
+
+  test(`${how}: a Slack thread from recordings/ goes on, and forks at one of its replies`, async ({ fixture: f }) => {
+    await f.model.respond(assistant, ['The cache key fix.', 'From the fork: 14:02.']);
+    const thread = await f.run(slackThreadMessage('Which fix matters most?'), { history: [recorded(slackThread)] });
+    expect(thread.replyTexts).toEqual(['The cache key fix.']);
+    // The agent read the loaded rows as its own history.
+    await f.model.assertPrompted(assistant, 'Two fixes: the retry budget and the cache key.');
+    const posts = await f.slack.calls('chat.postMessage');
+    expect(posts.calls.map((c) => c.params.text)).toEqual(['The cache key fix.']);
+    const fork = await thread.fork(recordedReply({ containing: 'went out at 14:02' }));
+    const after = await fork.continue(webMessage('When did it go out?'));
+    expect(after.replyTexts).toEqual(['From the fork: 14:02.']);
+    expect(after.earlier).toContain('The deploy went out at 14:02');
+    expect(after.earlier).not.toContain('Two fixes');
   });
 
   test(`${how}: a fork at a reply goes on without what came after it`, async ({ fixture: f }) => {
