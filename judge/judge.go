@@ -1,16 +1,14 @@
 package judge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // Rubric is what a good answer does (Pass) and what fails it (Fail).
@@ -44,7 +42,9 @@ type Judge interface {
 const DefaultModel = "openai/gpt-5.4"
 
 // RubricJudge asks a model, over the OpenAI Chat Completions API of the
-// gateway, whether the transcript meets the rubric.
+// gateway, whether the transcript meets the rubric. It sends one request,
+// with a JSON schema for the answer, and no SDK: the recorder, which
+// serves the fixture and so its judges, links no model SDK.
 type RubricJudge struct {
 	Rubric Rubric
 	// Model is the judge model; empty means DefaultModel.
@@ -93,22 +93,59 @@ func (j *RubricJudge) Assess(ctx context.Context, c Case) (Verdict, error) {
 	if model == "" {
 		model = DefaultModel
 	}
-	client := openai.NewClient(option.WithBaseURL(j.BaseURL), option.WithAPIKey(j.APIKey), option.WithHTTPClient(j.HTTP), option.WithMaxRetries(0))
-	resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model:       model,
-		Temperature: openai.Float(0),
-		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(System), openai.UserMessage(Prompt(j.Rubric, c))},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "verdict", Schema: schema, Strict: openai.Bool(true)}}},
+	body, err := json.Marshal(map[string]any{
+		"model":       model,
+		"temperature": 0,
+		"messages": []map[string]string{
+			{"role": "system", "content": System},
+			{"role": "user", "content": Prompt(j.Rubric, c)},
+		},
+		"response_format": map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": "verdict", "schema": schema, "strict": true}},
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("judge: %w", err)
 	}
-	if len(resp.Choices) == 0 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(j.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return Verdict{}, fmt.Errorf("judge: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+j.APIKey)
+	client := j.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("judge: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return Verdict{}, fmt.Errorf("judge: reading the answer: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return Verdict{}, fmt.Errorf("judge: POST %s: %d %s: %.300s", req.URL.Redacted(), resp.StatusCode, http.StatusText(resp.StatusCode), raw)
+	}
+	var answer struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return Verdict{}, fmt.Errorf("judge: the answer is not a chat completion: %w: %.200q", err, raw)
+	}
+	if len(answer.Choices) == 0 {
 		return Verdict{}, errors.New("judge: the judge model answered no choice")
 	}
-	return Parse(resp.Choices[0].Message.Content)
+	return Parse(answer.Choices[0].Message.Content)
 }
+
+// maxAnswer bounds the judge model's answer read: a verdict is small.
+const maxAnswer = 4 << 20
 
 var scores = map[string]float64{"A": 1, "B": 0.75, "C": 0.5, "D": 0.25, "E": 0}
 

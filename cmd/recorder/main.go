@@ -3,7 +3,8 @@
 // database, prints or applies the product schema, runs the recording proxy
 // (with its CA and environment), renders and prunes recordings, builds and
 // runs a user's evals and catalog programs, runs a demo on a throwaway
-// PostgreSQL, and vets agent tests.
+// PostgreSQL, vets agent tests, and serves the test fixture to other
+// languages.
 //
 // Exit codes (internal/cli's table): 0 success, 1 the operation failed, 2
 // usage or bad input, 130 interrupted (SIGINT or SIGTERM).
@@ -90,7 +91,9 @@ func newRoot(e *env) *cobra.Command {
                   (evals/evalcmd) and your test catalog's program
                   (catalog/catalogcmd), with their arguments.
   Tests           vet checks that your agent tests drive the app from
-                  outside, against a ratchet of today's offences.
+                  outside, against a ratchet of today's offences; fixture
+                  serve hosts the Go test fixture over loopback HTTP, for
+                  tests in other languages (the npm package's fixture()).
 
 Start with "recorder demo": it cleans up after itself.
 
