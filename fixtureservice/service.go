@@ -28,7 +28,7 @@ var openAPI []byte
 const MaxBody = 8 << 20
 
 // doc is where the API is described for people.
-const doc = "docs/typescript.md#the-fixture-service"
+const doc = "docs/typescript.md#fixture-the-go-fixture-from-typescript"
 
 // startTimeout is how long an attached app may take to start: the time
 // between the service handing the client the app's environment and the

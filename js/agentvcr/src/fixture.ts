@@ -189,7 +189,7 @@ export interface App extends Omit<api.App, 'command' | 'attach' | 'routes'> {
 
 /** How fixture() sets up a test. */
 export interface FixtureOptions {
-  /** The test's name, for reports and messages (default "fixture"). */
+  /** The test's name, for reports and messages (default the app's name). */
   name?: string;
   /** The scripted model answers the model (script it with fixture.model). */
   scriptedModel?: boolean;
@@ -401,7 +401,7 @@ export async function fixture(app: App, options: FixtureOptions = {}): Promise<F
   }
   const { attach: _attach, idle: _idle, ...rest } = app;
   const spec: api.FixtureSpec = {
-    name: options.name ?? 'fixture',
+    name: options.name ?? app.name,
     app: { ...rest, routes, attach: app.attach !== undefined },
     scriptedModel: options.scriptedModel ?? false,
   };
