@@ -324,6 +324,16 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		})
 	}
 	wg.Wait()
+	// Interrupted once every attempt had started: the ones running then
+	// were cut short, so the run is not whole either, and goes where an
+	// interrupted run goes (it must not replace the last whole run).
+	if ctx.Err() != nil {
+		r.mu.Lock()
+		if r.stopped == "" {
+			r.stopped = "interrupted"
+		}
+		r.mu.Unlock()
+	}
 	rep := r.report(sets)
 	if err := r.write(sets, rep); err != nil {
 		return rep, err

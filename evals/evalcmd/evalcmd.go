@@ -270,7 +270,7 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON 
 	}
 	switch {
 	case rep.Stopped == "interrupted":
-		return fmt.Errorf("%w: %d attempts were not started; the results of those that ran are written", cli.ErrInterrupted, notStarted(rep))
+		return fmt.Errorf("%w: %d attempts were not started and %d were cut short; the results of those that ran are written", cli.ErrInterrupted, notStarted(rep), cutShort(rep))
 	case rep.Stopped != "":
 		return fmt.Errorf("stopped: %s; %d attempts were not started", rep.Stopped, notStarted(rep))
 	case broken > 0:
@@ -296,6 +296,15 @@ func preflight(ctx context.Context, es []evals.Eval) error {
 		}
 	}
 	return nil
+}
+
+// cutShort counts the attempts an interruption ended.
+func cutShort(rep *evals.Report) int {
+	n := 0
+	for _, s := range rep.Runs {
+		n += s.Excluded[evals.Interrupted]
+	}
+	return n
 }
 
 func notStarted(rep *evals.Report) int {

@@ -487,6 +487,43 @@ func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
 	}
 }
 
+// Interrupted while its last attempt runs, a run is still interrupted:
+// it goes to <variant>.interrupted and the last whole run stays as it was.
+func TestARunInterruptedInItsLastAttemptIsNotWhole(t *testing.T) {
+	up := fakeai.NewServer(t)
+	e := answers(up, casesFile(t, `{"id":"only","input":"What is 1 + 1?","expected":"2"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.Setup = func(context.Context, *fixture.Fixture, evals.Case) error {
+		cancel() // Ctrl-C, as the last attempt starts: every attempt has started
+		return nil
+	}
+	out := t.TempDir()
+	last := filepath.Join(out, "answers", "baseline")
+	if err := os.MkdirAll(last, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(last, "summary.json"), []byte(`{"last":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := evals.Run(ctx, evals.Config{Out: out}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Runs[0]; rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 {
+		t.Fatalf("stopped %q, summary %+v", rep.Stopped, s)
+	}
+	if rows := readLines(t, filepath.Join(out, "answers", "baseline.interrupted", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
+		t.Fatalf("rows %q", rows)
+	}
+	if entries, err := os.ReadDir(last); err != nil || len(entries) != 1 {
+		t.Fatalf("the last whole run's directory: %v %v", entries, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(last, "summary.json")); err != nil || string(b) != `{"last":true}` {
+		t.Fatalf("the last run's summary: %q %v", b, err)
+	}
+}
+
 // A panic in an eval's own code fails its attempt, not the run.
 func TestAPanicFailsTheAttemptOnly(t *testing.T) {
 	up := fakeai.NewServer(t)
