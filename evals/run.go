@@ -147,6 +147,7 @@ type set struct {
 	cases   []Case
 	dir     string // the results directory, once written
 	staging string // where the results are written first
+	release func() // lets go of the staging directory's lock
 	mu      sync.Mutex
 	rows    []Row
 }
@@ -263,11 +264,14 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		}
 	}
 	// A staging directory that is not in place when Run returns (it
-	// failed) goes: nothing is left half-written.
+	// failed) goes: nothing is left half-written. Its lock goes after it.
 	defer func() {
 		for _, s := range sets {
 			if s.staging != "" {
 				os.RemoveAll(s.staging)
+			}
+			if s.release != nil {
+				s.release()
 			}
 		}
 	}()
@@ -278,12 +282,9 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 			return nil, fmt.Errorf("evals: the results directory: %w", err)
 		}
-		s.staging, err = os.MkdirTemp(filepath.Dir(s.dir), "."+s.variant+".running-")
+		s.staging, s.release, err = newStaging(s.dir)
 		if err != nil {
 			return nil, fmt.Errorf("evals: the results directory: %w", err)
-		}
-		if err := os.Chmod(s.staging, 0o755); err != nil {
-			return nil, fmt.Errorf("evals: %w", err)
 		}
 		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
 			return nil, fmt.Errorf("evals: %w", err)
