@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentvcr/agentvcr/fixture"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/pgcluster"
 	"github.com/agentvcr/agentvcr/internal/pgerr"
 	"github.com/agentvcr/agentvcr/judge"
 	"github.com/agentvcr/agentvcr/pricing"
@@ -282,7 +284,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 			return nil, fmt.Errorf("evals: the results directory: %w", err)
 		}
-		s.staging, s.release, err = newStaging(s.dir)
+		s.staging, s.release, err = newStaging(s.dir, r.dropDatabase())
 		if err != nil {
 			return nil, fmt.Errorf("evals: the results directory: %w", err)
 		}
@@ -448,6 +450,22 @@ func groupByEval(sets []*set) [][]*set {
 	return out
 }
 
+// dropDatabase drops a database a dead run left on the server of
+// --database-url, or is nil without one: the throwaway cluster dies with
+// the run that started it.
+func (r *runner) dropDatabase() func(name string) {
+	if r.cfg.DatabaseURL == "" {
+		return nil
+	}
+	return func(name string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := pgcluster.DropDatabase(ctx, r.cfg.DatabaseURL, name); err != nil {
+			r.logf("evals: a database a stopped run left: %v", err)
+		}
+	}
+}
+
 // stop says whether no new attempt may start, and remembers why.
 func (r *runner) stop(ctx context.Context) bool {
 	r.mu.Lock()
@@ -565,6 +583,13 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		stage = HarnessError
 		f = fixture.New(t, app, opts...)
 		r.started(f)
+		if r.cfg.DatabaseURL != "" {
+			// Listed, so that a later run drops it should this one be
+			// killed before the fixture's cleanup does.
+			if u, err := url.Parse(f.DatabaseURL()); err == nil {
+				noteDatabase(a.set.staging, strings.TrimPrefix(u.Path, "/"))
+			}
+		}
 		if a.eval.Setup != nil {
 			stage = SetupError
 			sctx, cancel := bounded()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentvcr/agentvcr/internal/filelock"
+	"github.com/agentvcr/agentvcr/internal/pgcluster"
 )
 
 // newStaging makes the staging directory of a variant's results, beside
@@ -14,9 +15,12 @@ import (
 // file beside it that the run holds until release. A run that dies
 // (a second Ctrl-C, a kill) lets go of its lock as its process ends, and
 // the next run into the same directory removes what it left: sweep.
-func newStaging(dir string) (staging string, release func(), err error) {
+//
+// drop, if not nil, drops a database a dead run made on the server (its
+// attempts' databases, which noteDatabase listed in its lock file).
+func newStaging(dir string, drop func(name string)) (staging string, release func(), err error) {
 	parent, variant := filepath.Dir(dir), filepath.Base(dir)
-	sweep(parent, variant)
+	sweep(parent, variant, drop)
 	f, err := os.CreateTemp(parent, "."+variant+".running-*.lock")
 	if err != nil {
 		return "", nil, err
@@ -43,7 +47,7 @@ func newStaging(dir string) (staging string, release func(), err error) {
 // sweep removes the staging directories (and their lock files) of the
 // variant's runs that ended without cleaning up: those whose lock no
 // process holds. A run still going holds its own.
-func sweep(parent, variant string) {
+func sweep(parent, variant string, drop func(name string)) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
@@ -67,8 +71,44 @@ func sweep(parent, variant string) {
 		if err != nil {
 			continue
 		}
+		if drop != nil {
+			for _, name := range databases(staging + ".lock") {
+				drop(name)
+			}
+		}
 		os.RemoveAll(staging)
 		unlock()
 		os.Remove(staging + ".lock")
 	}
+}
+
+// noteDatabase lists a database an attempt made in the run's lock file,
+// for the sweep of a later run should this one die before it drops it.
+func noteDatabase(staging, name string) error {
+	f, err := os.OpenFile(staging+".lock", os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(name + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// databases are the databases a lock file lists: only the names the
+// fixture gives its databases, so that a lock file edited by hand never
+// drops anything else.
+func databases(lock string) []string {
+	raw, err := os.ReadFile(lock)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if pgcluster.Made(line) {
+			out = append(out, line)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package evals
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/internal/filelock"
+	"github.com/agentvcr/agentvcr/internal/pgcluster"
+	"github.com/agentvcr/agentvcr/internal/pgtest"
 )
 
 // A run removes what a dead run into the same directory left (its
@@ -41,7 +44,7 @@ func TestANewRunSweepsWhatDeadRunsLeft(t *testing.T) {
 	mk(".other.running-dead") // another variant's: not this run's to judge
 	mk("baseline")            // the last whole run
 
-	staging, release, err := newStaging(filepath.Join(parent, "baseline"))
+	staging, release, err := newStaging(filepath.Join(parent, "baseline"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +63,7 @@ func TestANewRunSweepsWhatDeadRunsLeft(t *testing.T) {
 		t.Fatalf("after the sweep: %q, want %q", got, want)
 	}
 	// Held: another run's sweep leaves this one's staging alone.
-	sweep(parent, "baseline")
+	sweep(parent, "baseline", nil)
 	if _, err := os.Stat(staging); err != nil {
 		t.Fatalf("a sweep removed a live run's staging: %v", err)
 	}
@@ -68,5 +71,59 @@ func TestANewRunSweepsWhatDeadRunsLeft(t *testing.T) {
 	release()
 	if _, err := os.Stat(staging + ".lock"); !os.IsNotExist(err) {
 		t.Fatalf("the lock file stayed: %v", err)
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// A run killed before its attempts dropped their databases listed them
+// beside its staging directory: the next run drops them, and only
+// names the fixture gives its databases.
+func TestTheSweepDropsTheDatabasesADeadRunMade(t *testing.T) {
+	server, err := pgtest.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := pgcluster.CreateDatabase(t.Context(), server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pgcluster.DropDatabase(context.Background(), server, left) })
+	parent := t.TempDir()
+	staging, release, err := newStaging(filepath.Join(parent, "baseline"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := noteDatabase(staging, left); err != nil {
+		t.Fatal(err)
+	}
+	if err := noteDatabase(staging, "postgres"); err != nil { // not a fixture's: never dropped
+		t.Fatal(err)
+	}
+	listed, err := os.ReadFile(staging + ".lock")
+	if err != nil || string(listed) != left+"\npostgres\n" {
+		t.Fatalf("the lock file lists %q: %v", listed, err)
+	}
+	// Killed: its lock is let go with the process, its files stay.
+	release()
+	os.WriteFile(staging+".lock", listed, 0o600)
+	var dropped []string
+	_, release, err = newStaging(filepath.Join(parent, "baseline"), func(name string) {
+		dropped = append(dropped, name)
+		if err := pgcluster.DropDatabase(t.Context(), server, name); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if !slices.Equal(dropped, []string{left}) {
+		t.Fatalf("dropped %q, want %q", dropped, left)
+	}
+	conn := pgtest.Connect(t, server)
+	var n int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_database WHERE datname = $1", left).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the database is still there: %d %v", n, err)
 	}
 }

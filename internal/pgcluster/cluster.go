@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -341,6 +342,13 @@ func CreateDatabase(ctx context.Context, adminURL string) (string, error) {
 	}
 	return name, nil
 }
+
+// madeName matches the names CreateDatabase gives.
+var madeName = regexp.MustCompile(`^agentvcr_[a-z2-7]{26}$`)
+
+// Made says whether name is one CreateDatabase gives: code that drops
+// databases it finds listed somewhere drops no other.
+func Made(name string) bool { return madeName.MatchString(name) }
 
 // DropDatabase drops the named database on the server at adminURL. It
 // disconnects sessions still using the database, such as those of a pool
