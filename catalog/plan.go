@@ -267,10 +267,11 @@ func (p *Plan) eval(ctx context.Context, name string, cells []Cell) (evals.Eval,
 		input = func(c Case) fixture.Input { return fixture.SlackMention(c.Input) }
 	}
 	return evals.Eval{
-		Name:   name,
-		App:    app,
-		Cases:  func() ([]evals.Case, error) { return cases, nil },
-		Prices: s.Prices,
+		Name:        name,
+		Fingerprint: fingerprint,
+		App:         app,
+		Cases:       func() ([]evals.Case, error) { return cases, nil },
+		Prices:      s.Prices,
 		Preflight: func(ctx context.Context, c evals.Case) error {
 			cl := byCase[c.ID]
 			if len(missing) > 0 {

@@ -61,6 +61,11 @@ type Eval struct {
 	// Variants are changes to compare with the baseline (the Eval as
 	// declared), by name.
 	Variants []Variant
+	// Fingerprint, if set, names the definition the results come from
+	// (a catalog suite's fingerprint, which changes with anything the
+	// suite measures): every row and the summary carry it, so that
+	// results under one fingerprint are alike wherever they are read.
+	Fingerprint string
 }
 
 // ErrMissingCredential is what a Preflight's error wraps (errors.Is)

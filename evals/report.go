@@ -68,8 +68,10 @@ type Planned struct {
 type Summary struct {
 	Eval    string `json:"eval"`
 	Variant string `json:"variant"`
-	Cases   int    `json:"cases"`
-	Reps    int    `json:"reps"`
+	// Fingerprint is the eval's (Eval.Fingerprint), when it has one.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Cases       int    `json:"cases"`
+	Reps        int    `json:"reps"`
 	// Attempts were planned; Started ran; Scored have scores.
 	Attempts int `json:"attempts"`
 	Started  int `json:"started"`
@@ -209,7 +211,7 @@ func (r *runner) summary(s *set) Summary {
 	rows := slices.Clone(s.rows)
 	s.mu.Unlock()
 	sortRows(rows)
-	sum := Summary{Eval: s.eval.Name, Variant: s.variant, Cases: len(s.cases), Reps: r.cfg.Reps,
+	sum := Summary{Eval: s.eval.Name, Variant: s.variant, Fingerprint: s.eval.Fingerprint, Cases: len(s.cases), Reps: r.cfg.Reps,
 		Attempts: len(s.cases) * r.cfg.Reps, Started: len(rows), Excluded: map[string]int{}, Dir: s.dir}
 	agentKnown, judgeKnown := true, true
 	var judgeUSD float64

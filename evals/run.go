@@ -63,6 +63,21 @@ type Config struct {
 	// Progress gets a line as the run starts and as each attempt ends;
 	// nil for none.
 	Progress io.Writer
+	// Reporter, if set, gets each row as its attempt ends and the report
+	// once the results are written: for teams that send results
+	// elsewhere (a dashboard, a database) as the run goes.
+	Reporter Reporter
+}
+
+// Reporter is told what a run does as it does it. The runner calls it
+// from one goroutine at a time, and waits for it: a slow Reporter slows
+// the run.
+type Reporter interface {
+	// Row is an attempt's row, as rows.jsonl has it, once it has ended.
+	Row(Row)
+	// Report is the run's report, once its results are written (also
+	// when it stopped early).
+	Report(*Report)
 }
 
 // The classes of an attempt: scored, or why it has no score.
@@ -82,8 +97,10 @@ const (
 type Row struct {
 	Eval    string `json:"eval"`
 	Variant string `json:"variant"`
-	Case    string `json:"case"`
-	Rep     int    `json:"rep"`
+	// Fingerprint is the eval's (Eval.Fingerprint), when it has one.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Case        string `json:"case"`
+	Rep         int    `json:"rep"`
 	// Status is Scored or the class of why the attempt has no score.
 	Status string             `json:"status"`
 	Scores map[string]float64 `json:"scores,omitempty"`
@@ -156,9 +173,10 @@ type set struct {
 
 // runner is one Run's shared state.
 type runner struct {
-	cfg   Config
-	tmp   string // the attempts' temporary directories
-	start time.Time
+	cfg       Config
+	reporting sync.Mutex // one Reporter call at a time
+	tmp       string     // the attempts' temporary directories
+	start     time.Time
 
 	mu         sync.Mutex
 	spent      float64 // priced cost so far, agents' and judges'
@@ -341,6 +359,9 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	if err := r.write(sets, rep); err != nil {
 		return rep, err
 	}
+	if cfg.Reporter != nil {
+		cfg.Reporter.Report(rep)
+	}
 	return rep, nil
 }
 
@@ -482,7 +503,8 @@ func (r *runner) stop(ctx context.Context) bool {
 	return r.stopped != ""
 }
 
-// finished counts a row's cost and says so on Progress.
+// finished counts a row's cost, says so on Progress and tells the
+// Reporter.
 func (r *runner) finished(row Row) {
 	r.mu.Lock()
 	r.done++
@@ -506,6 +528,11 @@ func (r *runner) finished(row Row) {
 		cost += fmt.Sprintf(" and %d requests of unknown cost", unknown)
 	}
 	r.logf("evals: [%d/%d] %s/%s %s r%d: %s · %s", done, r.total, row.Eval, row.Variant, row.Case, row.Rep, what, cost)
+	if r.cfg.Reporter != nil {
+		r.reporting.Lock()
+		r.cfg.Reporter.Row(row)
+		r.reporting.Unlock()
+	}
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -533,7 +560,7 @@ func (r *runner) ceilingNote() string {
 
 // run runs one attempt and returns its row.
 func (r *runner) run(ctx context.Context, a *attempt) Row {
-	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Case: a.c.ID, Rep: a.rep, order: a.order}
+	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Fingerprint: a.eval.Fingerprint, Case: a.c.ID, Rep: a.rep, order: a.order}
 	began := time.Now()
 	name := fmt.Sprintf("%s-r%d", a.c.ID, a.rep)
 	trace := filepath.Join(a.set.staging, "traces", name)

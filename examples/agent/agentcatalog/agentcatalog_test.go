@@ -87,13 +87,40 @@ func TestTheThreadsCellsRunAndPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	rep, err := evals.Run(ctx, evals.Config{Out: out, Concurrency: 2}, es...)
+	reported := &collect{}
+	rep, err := evals.Run(ctx, evals.Config{Out: out, Concurrency: 2, Reporter: reported}, es...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range rep.Runs {
 		if s.Scored != 2 || *s.Metrics[0].Mean != 1 || *s.Metrics[1].Mean != 1 {
 			t.Errorf("%s: %+v %+v", s.Eval, s, s.Metrics)
+		}
+	}
+	// The suite's fingerprint is in every row and summary, on disk and
+	// as the Reporter got them.
+	fp, err := cat.Fingerprint(cells[0].Suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reported.rows) != 4 || len(reported.reports) != 1 || reported.reports[0] != rep {
+		t.Fatalf("the reporter got %d rows and %d reports", len(reported.rows), len(reported.reports))
+	}
+	for _, r := range reported.rows {
+		if r.Fingerprint != fp {
+			t.Errorf("row %s/%s: fingerprint %q, want %q", r.Eval, r.Case, r.Fingerprint, fp)
+		}
+	}
+	for _, env := range []string{"in-process", "process"} {
+		dir := filepath.Join(out, "threads.sonnet."+env, "baseline")
+		var sum evals.Summary
+		if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil || sum.Fingerprint != fp {
+			t.Errorf("%s: summary.json's fingerprint %q, want %q (%v)", env, sum.Fingerprint, fp, err)
+		}
+		for _, line := range readRows(t, filepath.Join(dir, "rows.jsonl")) {
+			if !strings.Contains(line, `"fingerprint":"`+fp+`"`) {
+				t.Errorf("%s: a row without the fingerprint: %s", env, line)
+			}
 		}
 	}
 	for _, env := range []string{"in-process", "process"} {
@@ -118,6 +145,25 @@ func TestTheThreadsCellsRunAndPass(t *testing.T) {
 	if strings.Contains(string(b), "U0TESTUSER") || !strings.Contains(string(b), `"matcher":"runtime"`) {
 		t.Fatalf("evidence %s", b)
 	}
+}
+
+// collect is an evals.Reporter that keeps what it is told.
+type collect struct {
+	rows    []evals.Row
+	reports []*evals.Report
+}
+
+func (c *collect) Row(r evals.Row)          { c.rows = append(c.rows, r) }
+func (c *collect) Report(rep *evals.Report) { c.reports = append(c.reports, rep) }
+
+// readRows reads a rows.jsonl.
+func readRows(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
 // A cell whose credential is missing fails, each one, naming the

@@ -443,84 +443,62 @@ func readLines(t *testing.T, path string) []string {
 }
 
 // An interrupted run starts no new attempt, its running attempts make no
-// new model request and end, and what ran is written.
+// new model request and end, and what ran is written where an
+// interrupted run's results go, the last whole run untouched: also when
+// the interruption comes as the last attempt runs.
 func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
-	up := fakeai.NewServer(t)
-	e := answers(up, casesFile(t, `{"id":"a","input":"What is 1 + 1?","expected":"2"}`,
-		`{"id":"b","input":"What is 17 + 26?","expected":"43"}`, `{"id":"c","input":"What is 2 + 2?","expected":"4"}`))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.Setup = func(context.Context, *fixture.Fixture, evals.Case) error {
-		cancel() // Ctrl-C, as the first attempt starts
-		return nil
-	}
-	out := t.TempDir()
-	// The last whole run's results stay where they are.
-	last := filepath.Join(out, "answers", "baseline")
-	if err := os.MkdirAll(last, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(last, "summary.json"), []byte(`{"last":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var progress strings.Builder
-	began := time.Now()
-	rep, err := evals.Run(ctx, evals.Config{Out: out, Progress: &progress}, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := rep.Runs[0]
-	if rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 || len(up.AllCalls()) != 0 {
-		t.Fatalf("stopped %q, summary %+v, model calls %d", rep.Stopped, s, len(up.AllCalls()))
-	}
-	if took := time.Since(began); took > 30*time.Second {
-		t.Fatalf("the interrupted attempt took %s to end", took)
-	}
-	if rows := readLines(t, filepath.Join(out, "answers", "baseline.interrupted", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
-		t.Fatalf("rows %q", rows)
-	}
-	if b, err := os.ReadFile(filepath.Join(last, "summary.json")); err != nil || string(b) != `{"last":true}` {
-		t.Fatalf("the last run's summary: %q %v", b, err)
-	}
-	if !strings.Contains(progress.String(), "evals: interrupted: no new attempt starts; the 1 running refuse every new model request") {
-		t.Fatalf("progress:\n%s", progress.String())
-	}
-}
-
-// Interrupted while its last attempt runs, a run is still interrupted:
-// it goes to <variant>.interrupted and the last whole run stays as it was.
-func TestARunInterruptedInItsLastAttemptIsNotWhole(t *testing.T) {
-	up := fakeai.NewServer(t)
-	e := answers(up, casesFile(t, `{"id":"only","input":"What is 1 + 1?","expected":"2"}`))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.Setup = func(context.Context, *fixture.Fixture, evals.Case) error {
-		cancel() // Ctrl-C, as the last attempt starts: every attempt has started
-		return nil
-	}
-	out := t.TempDir()
-	last := filepath.Join(out, "answers", "baseline")
-	if err := os.MkdirAll(last, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(last, "summary.json"), []byte(`{"last":true}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := evals.Run(ctx, evals.Config{Out: out}, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := rep.Runs[0]; rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 {
-		t.Fatalf("stopped %q, summary %+v", rep.Stopped, s)
-	}
-	if rows := readLines(t, filepath.Join(out, "answers", "baseline.interrupted", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
-		t.Fatalf("rows %q", rows)
-	}
-	if entries, err := os.ReadDir(last); err != nil || len(entries) != 1 {
-		t.Fatalf("the last whole run's directory: %v %v", entries, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(last, "summary.json")); err != nil || string(b) != `{"last":true}` {
-		t.Fatalf("the last run's summary: %q %v", b, err)
+	for _, tc := range []struct {
+		name  string
+		cases []string
+	}{
+		{"as the first of three attempts starts", []string{`{"id":"a","input":"What is 1 + 1?","expected":"2"}`,
+			`{"id":"b","input":"What is 17 + 26?","expected":"43"}`, `{"id":"c","input":"What is 2 + 2?","expected":"4"}`}},
+		{"as the last attempt starts", []string{`{"id":"only","input":"What is 1 + 1?","expected":"2"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := fakeai.NewServer(t)
+			e := answers(up, casesFile(t, tc.cases...))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			e.Setup = func(context.Context, *fixture.Fixture, evals.Case) error {
+				cancel() // Ctrl-C, as the first attempt starts
+				return nil
+			}
+			out := t.TempDir()
+			// The last whole run's results stay where they are.
+			last := filepath.Join(out, "answers", "baseline")
+			if err := os.MkdirAll(last, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(last, "summary.json"), []byte(`{"last":true}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var progress strings.Builder
+			began := time.Now()
+			rep, err := evals.Run(ctx, evals.Config{Out: out, Progress: &progress}, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := rep.Runs[0]
+			if rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 || len(up.AllCalls()) != 0 {
+				t.Fatalf("stopped %q, summary %+v, model calls %d", rep.Stopped, s, len(up.AllCalls()))
+			}
+			if took := time.Since(began); took > 30*time.Second {
+				t.Fatalf("the interrupted attempt took %s to end", took)
+			}
+			if rows := readLines(t, filepath.Join(out, "answers", "baseline.interrupted", "rows.jsonl")); len(rows) != 1 || !strings.Contains(rows[0], `"status":"interrupted"`) {
+				t.Fatalf("rows %q", rows)
+			}
+			if entries, err := os.ReadDir(last); err != nil || len(entries) != 1 {
+				t.Fatalf("the last whole run's directory: %v %v", entries, err)
+			}
+			if b, err := os.ReadFile(filepath.Join(last, "summary.json")); err != nil || string(b) != `{"last":true}` {
+				t.Fatalf("the last run's summary: %q %v", b, err)
+			}
+			if !strings.Contains(progress.String(), "evals: interrupted: no new attempt starts; the 1 running refuse every new model request") {
+				t.Fatalf("progress:\n%s", progress.String())
+			}
+		})
 	}
 }
 
