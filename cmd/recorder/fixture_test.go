@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,26 +22,9 @@ import (
 func TestFixtureServeEndsWithItsParent(t *testing.T) {
 	bin := build(t, t.TempDir(), "recorder", ".")
 	cmd := exec.Command(bin, "fixture", "serve", "--exit-on-stdin-close")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	go func() { cmd.Wait(); exited <- cmd.ProcessState.ExitCode() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	lines := make(chan string, 1)
-	go func() { l, _ := bufio.NewReader(stdout).ReadString('\n'); lines <- l }()
+	stdin, first, exited, stderr := startPiped(t, cmd)
 	var ready struct{ URL, Token string }
-	if err := json.Unmarshal([]byte(receive(t, lines, "the start line")), &ready); err != nil || !strings.HasPrefix(ready.URL, "http://127.0.0.1:") || len(ready.Token) < 32 {
+	if err := json.Unmarshal([]byte(first), &ready); err != nil || !strings.HasPrefix(ready.URL, "http://127.0.0.1:") || len(ready.Token) < 32 {
 		t.Fatalf("start line %+v: %v", ready, err)
 	}
 	call := func(method, path, body string) (int, []byte) {
@@ -67,7 +49,7 @@ func TestFixtureServeEndsWithItsParent(t *testing.T) {
 		Start struct{ Env map[string]string }
 	}
 	if status != http.StatusCreated || json.Unmarshal(raw, &st) != nil || st.Start.Env["DATABASE_URL"] == "" {
-		t.Fatalf("create: %d %s\n%s", status, raw, &stderr)
+		t.Fatalf("create: %d %s\n%s", status, raw, stderr)
 	}
 	db := st.Start.Env["DATABASE_URL"]
 	conn, err := pgx.Connect(t.Context(), db)
@@ -77,8 +59,10 @@ func TestFixtureServeEndsWithItsParent(t *testing.T) {
 	conn.Close(t.Context())
 	http.DefaultClient.CloseIdleConnections()
 	stdin.Close()
-	if code := receive(t, exited, "the service's exit after its stdin closed"); code != 130 {
-		t.Fatalf("exit %d; want 130:\n%s", code, &stderr)
+	code := receive(t, exited, "the service's exit after its stdin closed")
+	exited <- code // for the cleanup
+	if code != 130 {
+		t.Fatalf("exit %d; want 130:\n%s", code, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,33 @@ import (
 	"testing"
 	"time"
 )
+
+// startPiped starts cmd with its stdin a pipe the test holds, and
+// returns that pipe, the first line cmd printed, a channel that gets its
+// exit code (sent again after a receive, for the next reader), and its
+// stderr. The process is killed when the test ends.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, first string, exited chan int, stderr *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan int, 1)
+	go func() { cmd.Wait(); exited <- cmd.ProcessState.ExitCode() }()
+	t.Cleanup(func() { cmd.Process.Kill(); exited <- receive(t, exited, "the killed process's exit") })
+	lines := make(chan string, 1)
+	go func() { l, _ := bufio.NewReader(stdout).ReadString('\n'); lines <- l }()
+	return stdin, receive(t, lines, "the first line"), exited, stderr
+}
 
 // TestProxyExitsOnStdinClose: with --exit-on-stdin-close the proxy stops
 // at the end of its standard input as on SIGTERM (the open scope ended as
@@ -29,26 +57,9 @@ func TestProxyExitsOnStdinClose(t *testing.T) {
 	t.Run("stdin closed", func(t *testing.T) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = environ
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan int, 1)
-		go func() { cmd.Wait(); exited <- cmd.ProcessState.ExitCode() }()
-		t.Cleanup(func() { cmd.Process.Kill(); exited <- receive(t, exited, "the killed proxy's exit") })
-		lines := make(chan string, 1)
-		go func() { l, _ := bufio.NewReader(stdout).ReadString('\n'); lines <- l }()
+		stdin, first, exited, stderr := startPiped(t, cmd)
 		var ready struct{ Control, Token string }
-		if err := json.Unmarshal([]byte(receive(t, lines, "the ready line")), &ready); err != nil {
+		if err := json.Unmarshal([]byte(first), &ready); err != nil {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest("POST", ready.Control+"/v1/scopes", strings.NewReader(`{"name":"t1"}`))
@@ -63,11 +74,11 @@ func TestProxyExitsOnStdinClose(t *testing.T) {
 		code := receive(t, exited, "the proxy's exit after its stdin closed")
 		exited <- code // for the cleanup
 		if code != 130 {
-			t.Fatalf("exit %d; want 130:\n%s", code, &stderr)
+			t.Fatalf("exit %d; want 130:\n%s", code, stderr)
 		}
 		for _, want := range []string{"standard input closed", "stopping: no new requests", "scope ended as failed", "stopped: interrupted"} {
 			if !strings.Contains(stderr.String(), want) {
-				t.Errorf("stderr does not say %q:\n%s", want, &stderr)
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
 			}
 		}
 	})
