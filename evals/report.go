@@ -35,14 +35,25 @@ type Report struct {
 	// UnknownRequests counts the requests of unknown cost.
 	UnknownRequests int `json:"unknownRequests"`
 	// Ceiling is what became of --max-cost-usd, nil without one.
-	Ceiling    *Ceiling `json:"ceiling,omitempty"`
-	DryRun     bool     `json:"dryRun,omitempty"`
-	DurationMs float64  `json:"durationMs"`
+	Ceiling *Ceiling `json:"ceiling,omitempty"`
+	// Shard says which shard of which run this report is of; Shards,
+	// how many shards a merged report put together.
+	Shard      *ShardInfo `json:"shard,omitempty"`
+	Shards     int        `json:"shards,omitempty"`
+	DryRun     bool       `json:"dryRun,omitempty"`
+	DurationMs float64    `json:"durationMs"`
 }
 
 // Ceiling is what became of a soft cost ceiling.
 type Ceiling struct {
 	MaxUSD float64 `json:"maxUsd"`
+	// ShareOfUSD is, for a shard, the run's ceiling: MaxUSD is the
+	// shard's share of it.
+	ShareOfUSD float64 `json:"shareOfUsd,omitempty"`
+	// Held says the cost of the requests of known cost is within MaxUSD
+	// and no request's cost was unknowable (CannotHold); FailedUnknown
+	// requests are not in that cost.
+	Held bool `json:"held"`
 	// Reached says the cost reached it, so that no new attempt started;
 	// those running then finished, which is why the cost may be over it.
 	Reached bool `json:"reached"`
@@ -95,6 +106,10 @@ type Summary struct {
 	JudgeSharesProvider bool     `json:"judgeSharesProvider,omitempty"`
 	// Dir holds rows.jsonl, failures.jsonl, summary.json and traces/.
 	Dir string `json:"dir,omitempty"`
+	// Shard says which shard of which run these results are of; Shards,
+	// how many shards a merge put together.
+	Shard  *ShardInfo `json:"shard,omitempty"`
+	Shards int        `json:"shards,omitempty"`
 }
 
 // MetricSummary is a metric's mean over the scored attempts.
@@ -162,57 +177,71 @@ type MetricDiff struct {
 
 // report sums up the sets.
 func (r *runner) report(sets []*set) *Report {
-	rep := &Report{Stopped: r.stopped, DryRun: r.cfg.DryRun, DurationMs: float64(time.Since(r.start).Microseconds()) / 1000}
+	rep, failedUnknown := assemble(sets, r.cfg.Reps, !r.cfg.DryRun)
+	rep.Stopped, rep.DryRun, rep.DurationMs = r.stopped, r.cfg.DryRun, float64(time.Since(r.start).Microseconds())/1000
 	if r.cfg.DryRun {
-		for _, g := range groupByEval(sets) {
-			for rp := 1; rp <= r.cfg.Reps; rp++ {
-				for _, c := range g[0].cases {
-					for _, s := range g {
-						rep.Planned = append(rep.Planned, Planned{Eval: s.eval.Name, Variant: s.variant, Case: c.ID, Rep: rp, Source: fmt.Sprintf("%s:%d", c.File, c.Line)})
-					}
-				}
-			}
+		rep.CostUSD = nil
+		for _, a := range r.attempts {
+			rep.Planned = append(rep.Planned, Planned{Eval: a.eval.Name, Variant: a.variant.Name, Case: a.c.ID, Rep: a.rep, Source: fmt.Sprintf("%s:%d", a.c.File, a.c.Line)})
 		}
-	}
-	failedUnknown := 0
-	summaries := map[*set]Summary{}
-	for _, s := range sets {
-		summaries[s] = r.summary(s)
-		rep.Runs = append(rep.Runs, summaries[s])
-		s.mu.Lock()
-		for _, row := range s.rows {
-			rep.PricedCostUSD += row.agentUSD + row.judgeUSD
-			rep.UnknownRequests += row.UnpricedRequests + row.judgeOpen
-			failedUnknown += row.failedOpen
-		}
-		s.mu.Unlock()
-	}
-	if rep.UnknownRequests == 0 && !r.cfg.DryRun {
-		v := rep.PricedCostUSD
-		rep.CostUSD = &v
 	}
 	if r.cfg.MaxCostUSD > 0 && !r.cfg.DryRun {
-		rep.Ceiling = &Ceiling{MaxUSD: r.cfg.MaxCostUSD, Reached: r.spent >= r.cfg.MaxCostUSD, CannotHold: r.cannotHold, FailedUnknown: failedUnknown}
-	}
-	for _, g := range groupByEval(sets) {
-		if r.cfg.DryRun {
-			break
+		rep.Ceiling = &Ceiling{MaxUSD: r.ceiling, Reached: r.spent >= r.ceiling, CannotHold: r.cannotHold, FailedUnknown: failedUnknown}
+		rep.Ceiling.Held = rep.PricedCostUSD <= r.ceiling && r.cannotHold == ""
+		if r.shard != nil {
+			rep.Ceiling.ShareOfUSD = r.cfg.MaxCostUSD
 		}
-		for _, s := range g[1:] {
-			rep.Comparisons = append(rep.Comparisons, r.compare(g[0], s, summaries[g[0]], summaries[s]))
+	}
+	if r.shard != nil {
+		sh := *r.shard
+		sh.Stopped, sh.Ceiling = rep.Stopped, rep.Ceiling
+		rep.Shard = &sh
+		for i := range rep.Runs {
+			rep.Runs[i].Shard = &sh
 		}
 	}
 	return rep
 }
 
+// assemble sums up the sets' rows, and compares each variant with its
+// eval's baseline when compare is set; it also returns how many
+// requests failed before they reported their usage.
+func assemble(sets []*set, reps int, compare bool) (*Report, int) {
+	rep := &Report{}
+	failedUnknown := 0
+	summaries := map[*set]Summary{}
+	for _, s := range sets {
+		summaries[s] = summary(s, reps)
+		rep.Runs = append(rep.Runs, summaries[s])
+		for _, row := range s.rowsCopy() {
+			rep.PricedCostUSD += row.PricedCostUSD + row.JudgePricedCostUSD
+			rep.UnknownRequests += row.UnpricedRequests + row.JudgeUnpricedRequests
+			failedUnknown += row.FailedRequests
+		}
+	}
+	if rep.UnknownRequests == 0 {
+		v := rep.PricedCostUSD
+		rep.CostUSD = &v
+	}
+	for _, g := range groupByEval(sets) {
+		if !compare {
+			break
+		}
+		for _, s := range g[1:] {
+			rep.Comparisons = append(rep.Comparisons, comparison(g[0], s, summaries[g[0]], summaries[s], reps))
+		}
+	}
+	return rep, failedUnknown
+}
+
 // summary sums up one set.
-func (r *runner) summary(s *set) Summary {
-	s.mu.Lock()
-	rows := slices.Clone(s.rows)
-	s.mu.Unlock()
-	sortRows(rows)
-	sum := Summary{Eval: s.eval.Name, Variant: s.variant, Fingerprint: s.eval.Fingerprint, Cases: len(s.cases), Reps: r.cfg.Reps,
-		Attempts: len(s.cases) * r.cfg.Reps, Started: len(rows), Excluded: map[string]int{}, Dir: s.dir}
+func summary(s *set, reps int) Summary {
+	rows := s.rowsCopy()
+	sum := Summary{Eval: s.name, Variant: s.variant, Fingerprint: s.fingerprint, Cases: s.ncases, Reps: reps,
+		Started: len(rows), Excluded: map[string]int{}, Dir: s.dir}
+	for _, n := range s.planned {
+		sum.Attempts += n
+	}
 	agentKnown, judgeKnown := true, true
 	var judgeUSD float64
 	agentProviders := map[string]bool{}
@@ -228,7 +257,7 @@ func (r *runner) summary(s *set) Summary {
 		c := &sum.Cost
 		c.ModelRequests += row.ModelRequests
 		c.Tokens.addAll(row.Tokens)
-		c.PricedAgentUSD += row.agentUSD
+		c.PricedAgentUSD += row.PricedCostUSD
 		c.UnpricedRequests += row.UnpricedRequests
 		for _, why := range row.Unpriced {
 			if !slices.Contains(c.Unpriced, why) {
@@ -241,17 +270,17 @@ func (r *runner) summary(s *set) Summary {
 		if row.Judged {
 			c.Judged = true
 			c.JudgeRequests += row.JudgeRequests
-			c.JudgeUnpricedRequests += row.judgeOpen
+			c.JudgeUnpricedRequests += row.JudgeUnpricedRequests
 			c.JudgeTokens.addAll(row.JudgeTokens)
-			judgeUSD += row.judgeUSD
+			judgeUSD += row.JudgePricedCostUSD
 			if row.JudgeCostUSD == nil {
 				judgeKnown = false
 			}
 		}
-		for _, m := range row.agentModels {
+		for _, m := range row.Models {
 			agentProviders[provider(m)] = true
 		}
-		for _, m := range row.judgeModels {
+		for _, m := range row.JudgeModels {
 			if !slices.Contains(sum.JudgeModels, m) {
 				sum.JudgeModels = append(sum.JudgeModels, m)
 			}
@@ -270,7 +299,7 @@ func (r *runner) summary(s *set) Summary {
 		sum.Cost.JudgeUSD = &judgeUSD
 	}
 	// The means are over the repetitions that ran every case.
-	fin := finishedReps(rows, len(s.cases))
+	fin := finishedReps(rows, s.planned)
 	anyFinished := len(fin) > 0
 	var scored []Row
 	for _, row := range rows {
@@ -284,8 +313,8 @@ func (r *runner) summary(s *set) Summary {
 		scored = append(scored, row)
 	}
 	sum.Partial = !anyFinished && len(rows) > 0
-	for _, m := range s.eval.AllMetrics() {
-		sum.Metrics = append(sum.Metrics, metricSummary(m, scored, r.cfg.Reps))
+	for _, m := range s.metrics {
+		sum.Metrics = append(sum.Metrics, metricSummary(m, scored, reps))
 	}
 	return sum
 }
@@ -345,13 +374,14 @@ func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
 	return ms
 }
 
-// compare compares variant v with the baseline b on the repetitions
-// both finished (ran every case), repetition by repetition: each ran the
-// same cases in both. When neither finished one, on those both started.
-func (r *runner) compare(b, v *set, bs, vs Summary) Comparison {
-	c := Comparison{Eval: v.eval.Name, Variant: v.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
+// comparison compares variant v with the baseline b on the repetitions
+// both finished (ran every case they planned), repetition by
+// repetition: each ran the same cases in both. When neither finished
+// one, on those both started.
+func comparison(b, v *set, bs, vs Summary, reps int) Comparison {
+	c := Comparison{Eval: v.name, Variant: v.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
 	bRows, vRows := b.rowsCopy(), v.rowsCopy()
-	bFin, vFin := finishedReps(bRows, len(b.cases)), finishedReps(vRows, len(v.cases))
+	bFin, vFin := finishedReps(bRows, b.planned), finishedReps(vRows, v.planned)
 	common := map[int]bool{}
 	for rep := range bFin {
 		if vFin[rep] {
@@ -369,14 +399,14 @@ func (r *runner) compare(b, v *set, bs, vs Summary) Comparison {
 		return slices.DeleteFunc(rows, func(row Row) bool { return row.Status != Scored || !common[row.Rep] })
 	}
 	bKept, vKept := keep(bRows), keep(vRows)
-	for _, m := range v.eval.AllMetrics() {
-		bm, vm := metricSummary(m, bKept, r.cfg.Reps), metricSummary(m, vKept, r.cfg.Reps)
+	for _, m := range v.metrics {
+		bm, vm := metricSummary(m, bKept, reps), metricSummary(m, vKept, reps)
 		d := MetricDiff{ID: m.ID, Baseline: bm.Mean, Variant: vm.Mean}
 		if bm.Mean != nil && vm.Mean != nil {
 			diff := *vm.Mean - *bm.Mean
 			d.Diff = &diff
 			var pairs []float64
-			for rp := range r.cfg.Reps {
+			for rp := range reps {
 				if bm.RepMeans[rp] != nil && vm.RepMeans[rp] != nil {
 					pairs = append(pairs, *vm.RepMeans[rp]-*bm.RepMeans[rp])
 				}
@@ -398,15 +428,16 @@ func (s *set) rowsCopy() []Row {
 	return rows
 }
 
-// finishedReps are the repetitions in which every case was started.
-func finishedReps(rows []Row, cases int) map[int]bool {
+// finishedReps are the repetitions in which every attempt planned was
+// started.
+func finishedReps(rows []Row, planned map[int]int) map[int]bool {
 	started := map[int]int{}
 	for _, row := range rows {
 		started[row.Rep]++
 	}
 	out := map[int]bool{}
 	for rep, n := range started {
-		if n == cases {
+		if n == planned[rep] {
 			out[rep] = true
 		}
 	}
@@ -443,7 +474,7 @@ func (r *runner) write(sets []*set, rep *Report) error {
 			return err
 		}
 		for _, c := range rep.Comparisons {
-			if c.Eval == s.eval.Name && c.Variant == s.variant {
+			if c.Eval == s.name && c.Variant == s.variant {
 				if err := writeJSON(filepath.Join(s.staging, "comparison.json"), c); err != nil {
 					return err
 				}

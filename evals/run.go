@@ -67,6 +67,13 @@ type Config struct {
 	// once the results are written: for teams that send results
 	// elsewhere (a dashboard, a database) as the run goes.
 	Reporter Reporter
+	// Shard, if set, makes this run one of Shard.Of, each making its
+	// share of the attempts, on its own machine: Merge puts their
+	// results together. Each shard gets its share of MaxCostUSD.
+	Shard Shard
+	// RunID names the run every shard is a part of, the same in each
+	// (such as the CI's run id); a sharded run needs one.
+	RunID string
 }
 
 // Reporter is told what a run does as it does it. The runner calls it
@@ -93,7 +100,9 @@ const (
 	Interrupted   = "interrupted"    // the run was stopped under it
 )
 
-// Row is one attempt: a case, a variant and a repetition.
+// Row is one attempt: a case, a variant and a repetition. A row holds
+// all that the summary is made of, so that Merge makes from the rows of
+// a sharded run's shards what one machine would have made.
 type Row struct {
 	Eval    string `json:"eval"`
 	Variant string `json:"variant"`
@@ -101,39 +110,45 @@ type Row struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Case        string `json:"case"`
 	Rep         int    `json:"rep"`
+	// Attempt is the attempt's place in the run's plan, from 1: the same
+	// in every shard of a sharded run, and the order of rows.jsonl.
+	Attempt int `json:"attempt"`
 	// Status is Scored or the class of why the attempt has no score.
 	Status string             `json:"status"`
 	Scores map[string]float64 `json:"scores,omitempty"`
 	// Error says what failed, secrets redacted.
 	Error string `json:"error,omitempty"`
 	// CostUSD is what the agent's model requests cost, nil when one is
-	// unpriced (UnpricedRequests, and Unpriced says why).
+	// unpriced (UnpricedRequests, and Unpriced says why); PricedCostUSD
+	// is what those of known cost cost: CostUSD, or a lower bound of it.
 	CostUSD          *float64 `json:"costUsd"`
+	PricedCostUSD    float64  `json:"pricedCostUsd"`
 	UnpricedRequests int      `json:"unpricedRequests,omitempty"`
 	Unpriced         []string `json:"unpriced,omitempty"`
-	Tokens           Tokens   `json:"tokens"`
-	ModelRequests    int      `json:"modelRequests"`
+	// FailedRequests counts the requests, the agent's and the judge's,
+	// that failed before they reported their usage: of unknown cost,
+	// they are among the unpriced.
+	FailedRequests int      `json:"failedRequests,omitempty"`
+	Tokens         Tokens   `json:"tokens"`
+	ModelRequests  int      `json:"modelRequests"`
+	Models         []string `json:"models,omitempty"`
 	// Judged says a judge scored the attempt; its requests are counted
-	// apart: JudgeCostUSD (nil when unpriced), JudgeTokens,
-	// JudgeRequests.
-	Judged        bool     `json:"judged,omitempty"`
-	JudgeCostUSD  *float64 `json:"judgeCostUsd"`
-	JudgeTokens   Tokens   `json:"judgeTokens"`
-	JudgeRequests int      `json:"judgeRequests,omitempty"`
-	DurationMs    float64  `json:"durationMs"`
+	// apart: JudgeCostUSD (nil when unpriced), JudgePricedCostUSD,
+	// JudgeUnpricedRequests, JudgeTokens, JudgeRequests, JudgeModels.
+	Judged                bool     `json:"judged,omitempty"`
+	JudgeCostUSD          *float64 `json:"judgeCostUsd"`
+	JudgePricedCostUSD    float64  `json:"judgePricedCostUsd,omitempty"`
+	JudgeUnpricedRequests int      `json:"judgeUnpricedRequests,omitempty"`
+	JudgeTokens           Tokens   `json:"judgeTokens"`
+	JudgeRequests         int      `json:"judgeRequests,omitempty"`
+	JudgeModels           []string `json:"judgeModels,omitempty"`
+	DurationMs            float64  `json:"durationMs"`
 	// Trace is the attempt's directory under the variant's: the
 	// fixture's report and transcript.html, and attempt.log for an
 	// attempt with no score.
 	Trace string `json:"trace,omitempty"`
 
-	judgeModels []string
-	agentModels []string
-	judgeUSD    float64 // the judge's priced cost, known or not
-	agentUSD    float64 // the agent's priced cost, known or not
-	judgeOpen   int     // the judge's unpriced requests
-	failedOpen  int     // requests without usage because they failed
-	cannotHold  string  // why the cost of a request that did not fail is unknown
-	order       int     // the attempt's place in the plan
+	cannotHold string // why the cost of a request that did not fail is unknown
 }
 
 // Tokens are the tokens of model requests, as the providers reported
@@ -159,16 +174,26 @@ type attempt struct {
 	set     *set
 }
 
-// set is the attempts of one eval and variant, and where they go.
+// set is the attempts of one eval and variant, and where they go. A
+// merge's sets have no eval, only what the shards' summaries say of it.
 type set struct {
-	eval    *Eval
-	variant string
-	cases   []Case
-	dir     string // the results directory, once written
-	staging string // where the results are written first
-	release func() // lets go of the staging directory's lock
-	mu      sync.Mutex
-	rows    []Row
+	eval        *Eval
+	name        string // the eval's
+	fingerprint string
+	metrics     []Metric
+	variant     string
+	cases       []Case
+	ncases      int
+	planned     map[int]int // attempts planned, by repetition
+	dir         string      // the results directory, once written
+	staging     string      // where the results are written first
+	release     func()      // lets go of the staging directory's lock
+	mu          sync.Mutex
+	rows        []Row
+}
+
+func newSet(e *Eval, variant string, cases []Case) *set {
+	return &set{eval: e, name: e.Name, fingerprint: e.Fingerprint, metrics: e.AllMetrics(), variant: variant, cases: cases, ncases: len(cases), planned: map[int]int{}}
 }
 
 // runner is one Run's shared state.
@@ -177,14 +202,18 @@ type runner struct {
 	reporting sync.Mutex // one Reporter call at a time
 	tmp       string     // the attempts' temporary directories
 	start     time.Time
+	attempts  []*attempt // those this process makes
+	shard     *ShardInfo // a shard's, nil for a whole run
 
 	mu         sync.Mutex
 	spent      float64 // priced cost so far, agents' and judges'
+	ceiling    float64 // what this process may spend: the run's ceiling, or a shard's share
 	cannotHold string  // why the ceiling cannot hold, once known
 	stopped    string  // why no new attempt starts, once one does not
 	unknown    int     // requests of unknown cost so far
 	done       int
-	total      int
+	total      int // the attempts this process makes
+	whole      int // the run's, every shard's
 	running    map[*fixture.Fixture]bool
 	halted     bool // ctx ended: running attempts' proxies take no new request
 }
@@ -256,8 +285,8 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	r := &runner{cfg: cfg, start: time.Now(), running: map[*fixture.Fixture]bool{}}
-	var attempts []*attempt
+	r := &runner{cfg: cfg, start: time.Now(), running: map[*fixture.Fixture]bool{}, ceiling: cfg.MaxCostUSD}
+	var all []*attempt
 	// Repetition first, then case, then variant: a run stopped early has
 	// its earlier repetitions whole (the one it stopped in is kept out of
 	// the means), and each variant ran the cases the baseline did.
@@ -266,12 +295,27 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 			for i := range byEval[0].cases {
 				for _, s := range byEval {
 					v, _ := s.eval.variant(s.variant)
-					attempts = append(attempts, &attempt{eval: s.eval, variant: v, c: s.cases[i], rep: rep, order: len(attempts), set: s})
+					all = append(all, &attempt{eval: s.eval, variant: v, c: s.cases[i], rep: rep, order: len(all), set: s})
 				}
 			}
 		}
 	}
-	r.total = len(attempts)
+	attempts := all
+	if cfg.Shard.Of > 0 {
+		attempts = shardOf(all, cfg.Shard)
+		r.shard = &ShardInfo{Run: cfg.RunID, Index: cfg.Shard.Index, Of: cfg.Shard.Of, Definition: definition(cfg, sets), Cases: casesDigest(sets)}
+		for _, s := range sets {
+			r.shard.Sets = append(r.shard.Sets, s.name+"/"+s.variant)
+		}
+		if cfg.MaxCostUSD > 0 {
+			r.ceiling = cfg.MaxCostUSD * float64(len(attempts)) / float64(len(all))
+			r.shard.CeilingShareUSD = r.ceiling
+		}
+	}
+	for _, a := range attempts {
+		a.set.planned[a.rep]++
+	}
+	r.attempts, r.total, r.whole = attempts, len(attempts), len(all)
 	if cfg.DryRun {
 		return r.report(sets), nil
 	}
@@ -401,6 +445,12 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 		errs = append(errs, fmt.Errorf("max cost %v: want a positive number of US dollars, or 0 for none", cfg.MaxCostUSD))
 	case cfg.Timeout < 0:
 		errs = append(errs, fmt.Errorf("timeout %s: want a positive duration", cfg.Timeout))
+	case cfg.Shard != Shard{} && (cfg.Shard.Of < 1 || cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Of):
+		errs = append(errs, fmt.Errorf("shard %s: want i/n, from 1/n to n/n", cfg.Shard))
+	case cfg.Shard.Of > 0 && cfg.RunID == "":
+		errs = append(errs, errors.New("a sharded run needs the id of the run its shards share: set RunID (--run-id)"))
+	case cfg.RunID != "" && !namePattern.MatchString(cfg.RunID):
+		errs = append(errs, fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", cfg.RunID))
 	}
 	if len(evals) == 0 {
 		errs = append(errs, errors.New("no eval to run"))
@@ -432,12 +482,12 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 			continue
 		}
 		cases = subset(cases, cfg.Cases)
-		sets = append(sets, &set{eval: e, variant: Baseline, cases: cases})
+		sets = append(sets, newSet(e, Baseline, cases))
 		seen := map[string]bool{}
 		for _, v := range cfg.Variants {
 			if !seen[v] {
 				seen[v] = true
-				sets = append(sets, &set{eval: e, variant: v, cases: cases})
+				sets = append(sets, newSet(e, v, cases))
 			}
 		}
 	}
@@ -462,7 +512,7 @@ func (e *Eval) variantNames() []string {
 func groupByEval(sets []*set) [][]*set {
 	var out [][]*set
 	for _, s := range sets {
-		if len(out) > 0 && out[len(out)-1][0].eval == s.eval {
+		if len(out) > 0 && out[len(out)-1][0].name == s.name {
 			out[len(out)-1] = append(out[len(out)-1], s)
 			continue
 		}
@@ -496,9 +546,9 @@ func (r *runner) stop(ctx context.Context) bool {
 	case ctx.Err() != nil:
 		r.stopped = "interrupted"
 	case r.cannotHold != "":
-		r.stopped = fmt.Sprintf("the cost ceiling of %s cannot hold: %s", money(r.cfg.MaxCostUSD), r.cannotHold)
-	case r.cfg.MaxCostUSD > 0 && r.spent >= r.cfg.MaxCostUSD:
-		r.stopped = fmt.Sprintf("the cost so far, %s, reached the ceiling of %s", money(r.spent), money(r.cfg.MaxCostUSD))
+		r.stopped = fmt.Sprintf("the cost ceiling of %s cannot hold: %s", money(r.ceiling), r.cannotHold)
+	case r.ceiling > 0 && r.spent >= r.ceiling:
+		r.stopped = fmt.Sprintf("the cost so far, %s, reached the ceiling of %s%s", money(r.spent), money(r.ceiling), r.shareNote())
 	}
 	return r.stopped != ""
 }
@@ -508,8 +558,8 @@ func (r *runner) stop(ctx context.Context) bool {
 func (r *runner) finished(row Row) {
 	r.mu.Lock()
 	r.done++
-	r.spent += row.agentUSD + row.judgeUSD
-	r.unknown += row.UnpricedRequests + row.judgeOpen
+	r.spent += row.PricedCostUSD + row.JudgePricedCostUSD
+	r.unknown += row.UnpricedRequests + row.JudgeUnpricedRequests
 	if r.cfg.MaxCostUSD > 0 && r.cannotHold == "" && row.cannotHold != "" {
 		r.cannotHold = row.cannotHold
 	}
@@ -548,19 +598,31 @@ func (r *runner) describe(sets []*set) string {
 	for _, g := range groupByEval(sets) {
 		cases += len(g[0].cases)
 	}
-	return fmt.Sprintf("%d eval(s) × %d variant(s) × %d case(s) × %d rep(s) = %d attempts", evals, variants, cases, r.cfg.Reps, r.total)
+	out := fmt.Sprintf("%d eval(s) × %d variant(s) × %d case(s) × %d rep(s) = %d attempts", evals, variants, cases, r.cfg.Reps, r.whole)
+	if r.shard != nil {
+		out += fmt.Sprintf(", of which shard %d/%d makes %d", r.shard.Index, r.shard.Of, r.total)
+	}
+	return out
 }
 
 func (r *runner) ceilingNote() string {
 	if r.cfg.MaxCostUSD == 0 {
 		return ""
 	}
-	return ", no new attempt past " + money(r.cfg.MaxCostUSD)
+	return ", no new attempt past " + money(r.ceiling) + r.shareNote()
+}
+
+// shareNote says, of a shard's ceiling, what it is a share of.
+func (r *runner) shareNote() string {
+	if r.shard == nil || r.cfg.MaxCostUSD == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (shard %d/%d's share of the run's %s)", r.shard.Index, r.shard.Of, money(r.cfg.MaxCostUSD))
 }
 
 // run runs one attempt and returns its row.
 func (r *runner) run(ctx context.Context, a *attempt) Row {
-	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Fingerprint: a.eval.Fingerprint, Case: a.c.ID, Rep: a.rep, order: a.order}
+	row := Row{Eval: a.eval.Name, Variant: a.variant.Name, Fingerprint: a.eval.Fingerprint, Case: a.c.ID, Rep: a.rep, Attempt: a.order + 1}
 	began := time.Now()
 	name := fmt.Sprintf("%s-r%d", a.c.ID, a.rep)
 	trace := filepath.Join(a.set.staging, "traces", name)
@@ -776,10 +838,14 @@ func (r *runner) cost(row *Row, ms []fixture.ModelRequest, prices pricing.Table,
 		usd, err := prices.Cost(m.Usage)
 		if i >= judgeFrom && i < judgeTo {
 			judge.Add(m.Usage, usd, err)
-			row.judgeModels = append(row.judgeModels, m.Model)
+			if !slices.Contains(row.JudgeModels, m.Model) {
+				row.JudgeModels = append(row.JudgeModels, m.Model)
+			}
 		} else {
 			agent.Add(m.Usage, usd, err)
-			row.agentModels = append(row.agentModels, m.Model)
+			if !slices.Contains(row.Models, m.Model) {
+				row.Models = append(row.Models, m.Model)
+			}
 		}
 		// A request that failed before it reported its usage is of
 		// unknown cost; any other unpriced request (a model without a
@@ -789,9 +855,9 @@ func (r *runner) cost(row *Row, ms []fixture.ModelRequest, prices pricing.Table,
 			row.cannotHold = err.Error()
 		}
 	}
-	row.Tokens, row.ModelRequests, row.agentUSD, row.UnpricedRequests = tokensOf(agent), agent.Requests, agent.PricedUSD, len(agent.Unpriced)
-	row.JudgeTokens, row.JudgeRequests, row.judgeUSD, row.judgeOpen = tokensOf(judge), judge.Requests, judge.PricedUSD, len(judge.Unpriced)
-	row.failedOpen = agent.Count(pricing.ErrIncomplete) + judge.Count(pricing.ErrIncomplete)
+	row.Tokens, row.ModelRequests, row.PricedCostUSD, row.UnpricedRequests = tokensOf(agent), agent.Requests, agent.PricedUSD, len(agent.Unpriced)
+	row.JudgeTokens, row.JudgeRequests, row.JudgePricedCostUSD, row.JudgeUnpricedRequests = tokensOf(judge), judge.Requests, judge.PricedUSD, len(judge.Unpriced)
+	row.FailedRequests = agent.Count(pricing.ErrIncomplete) + judge.Count(pricing.ErrIncomplete)
 	row.Unpriced = pricing.Total{Unpriced: slices.Concat(agent.Unpriced, judge.Unpriced)}.Reasons()
 	row.CostUSD = agent.USD()
 	if row.Judged {
@@ -861,5 +927,5 @@ func checkScores(metrics []Metric, scores map[string]float64) error {
 
 // sortRows orders rows as the plan did.
 func sortRows(rows []Row) {
-	sort.Slice(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Attempt < rows[j].Attempt })
 }

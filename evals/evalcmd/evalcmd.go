@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentvcr/agentvcr/evals"
 	"github.com/agentvcr/agentvcr/internal/cli"
@@ -67,6 +69,8 @@ func CommandFrom(load func(cmd *cobra.Command) (evals []evals.Eval, done func() 
 		asJSON   bool
 		list     bool
 		variants []string
+		shard    string
+		merge    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval [EVAL...]",
@@ -93,7 +97,19 @@ the run there, with the variable it names: exit 2, nothing written.
 
 Ctrl-C (SIGINT or SIGTERM) starts no new attempt and makes the running
 attempts' proxies refuse every new model request, so that their turns end
-at once; what ran is written. A second Ctrl-C quits at once.
+at once; what ran is written to OUT/<eval>/<variant>.interrupted/, and the
+last whole run's results stay as they were (exit 130). A second Ctrl-C quits
+at once; the next run into OUT removes what it left.
+
+--shard i/n runs the i-th of n equal parts of the attempts (every n-th
+attempt of the plan, which every shard computes alike), each on its own
+machine or CI job, with its share of --max-cost-usd; --run-id names the run
+they share (default: $AGENTVCR_RUN_ID). In a Kubernetes Indexed Job,
+$JOB_COMPLETION_INDEX (from 0) and $JOB_COMPLETIONS stand for a missing
+--shard. --merge DIR then puts the shards' results (each shard's OUT,
+anywhere under DIR) together into OUT as one machine would have written
+them, and refuses shards of two runs or definitions, a missing shard and a
+shard there twice, naming them.
 
 A run exits 0 when every attempt ran, whatever it scored; 1 when it stopped
 early (the ceiling), an attempt could not run (setup_error or harness_error:
@@ -107,11 +123,20 @@ credential.
 		Example: `  eval --dry-run                      # the cases and attempts, calling nothing, writing nothing
   eval --reps 3 --concurrency 4       # every eval, three times over
   eval support --variant terse --reps 5 --max-cost-usd 2
-  eval --cases 5 --json > summary.json`,
+  eval --cases 5 --json > summary.json
+  eval --reps 5 --shard 2/3 --run-id "$CI_RUN" --out shard-2   # one of three machines
+  eval --merge shards --out eval-results                     # after every shard: one report`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if len(merge) > 0 {
+				if err := mergeOnly(cmd, args); err != nil {
+					return err
+				}
+				cfg.Progress = cmd.ErrOrStderr()
+				return usage(mergeCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, merge))
+			}
 			if cfg.Reps < 1 || cfg.Concurrency < 1 || cfg.Timeout <= 0 {
 				return cli.Usagef("--reps and --concurrency take 1 or more, --timeout a positive duration")
 			}
@@ -141,6 +166,9 @@ credential.
 				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()
+			if cfg.Shard, cfg.RunID, err = shardOf(shard, cfg.RunID); err != nil {
+				return err
+			}
 			return usage(runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen))
 		},
 	}
@@ -157,7 +185,84 @@ credential.
 	fl.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "fail an attempt whose agent is not idle within `D`")
 	fl.StringVar(&cfg.DatabaseURL, "database-url", "", "make each attempt's database on this PostgreSQL `URL` (a user allowed to create databases); default: a private server for the run")
 	fl.BoolVar(&list, "list", false, "list the evals, their cases, metrics and variants")
+	fl.StringVar(&shard, "shard", "", "run the `i/n`-th part of the attempts (default: $JOB_COMPLETION_INDEX+1 of $JOB_COMPLETIONS when set)")
+	fl.StringVar(&cfg.RunID, "run-id", "", "name the run the shards share, the same in each shard (default: $AGENTVCR_RUN_ID)")
+	fl.StringArrayVar(&merge, "merge", nil, "merge the shards' results under `DIR` into --out, running nothing (repeatable)")
 	return cmd
+}
+
+// shardOf is the shard --shard names, or the one a Kubernetes Indexed
+// Job's environment does, and the run id.
+func shardOf(flag, runID string) (evals.Shard, string, error) {
+	if runID == "" {
+		runID = os.Getenv("AGENTVCR_RUN_ID")
+	}
+	if flag != "" {
+		s, err := evals.ParseShard(flag)
+		if err != nil {
+			return evals.Shard{}, "", cli.Usagef("--shard: %v", err)
+		}
+		return s, runID, nil
+	}
+	index, n := os.Getenv("JOB_COMPLETION_INDEX"), os.Getenv("JOB_COMPLETIONS")
+	switch {
+	case index == "" && n == "":
+		return evals.Shard{}, runID, nil
+	case index == "" || n == "":
+		// One without the other would run every attempt on every pod.
+		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX is %q and $JOB_COMPLETIONS %q: set both (an Indexed Job sets the index; set JOB_COMPLETIONS to its completions), or pass --shard i/n", index, n)
+	}
+	i, err := strconv.Atoi(index)
+	if err != nil {
+		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX %q: want a number from 0", index)
+	}
+	s, err := evals.ParseShard(fmt.Sprintf("%d/%s", i+1, n))
+	if err != nil {
+		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX %s of $JOB_COMPLETIONS %s: %v", index, n, err)
+	}
+	return s, runID, nil
+}
+
+// mergeOnly refuses, beside --merge, what says what to run: the shards
+// ran that already.
+func mergeOnly(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return cli.Usagef("--merge takes no eval name (got %q): it merges every eval the shards ran", args[0])
+	}
+	var other string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if other == "" && !slices.Contains([]string{"merge", "out", "json"}, f.Name) {
+			other = f.Name
+		}
+	})
+	if other != "" {
+		return cli.Usagef("--merge takes no --%s, only --out and --json: the shards ran as they were told", other)
+	}
+	return nil
+}
+
+func mergeCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON bool, dirs []string) error {
+	rep, err := evals.Merge(ctx, cfg, dirs...)
+	if err != nil {
+		return err
+	}
+	if err := printReport(stdout, rep, asJSON); err != nil {
+		return err
+	}
+	if rep.Stopped != "" {
+		return fmt.Errorf("stopped: %s; %d attempts were not started", rep.Stopped, notStarted(rep))
+	}
+	return nil
+}
+
+func printReport(w io.Writer, rep *evals.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.WriteText(w)
+	return nil
 }
 
 // usage makes a *evals.ConfigError and a missing credential usage
@@ -255,14 +360,8 @@ func runCommand(ctx context.Context, stdout io.Writer, cfg evals.Config, asJSON 
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		rep.WriteText(stdout)
+	if err := printReport(stdout, rep, asJSON); err != nil {
+		return err
 	}
 	broken := 0
 	for _, s := range rep.Runs {

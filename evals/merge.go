@@ -1,0 +1,317 @@
+package evals
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Merge puts the results of a sharded run's shards together under
+// cfg.Out, as one machine that ran the whole run would have written
+// them: each eval and variant's rows, failures, traces and summary
+// (means and intervals over every repetition, counts, costs with unknown
+// costs kept unknown), each variant's comparison with its baseline, and
+// whether the run's cost ceiling held. It uses cfg's Out, Progress and
+// Reporter only.
+//
+// dirs are the shards' results directories (each shard's Out), or
+// directories that hold them at any depth, as a CI's download of every
+// shard's artifact does. Merge refuses, with a *ConfigError that names
+// them, results of two runs or two definitions, a shard that is missing
+// (an interrupted shard's results do not count) and a shard that is
+// there twice; it writes nothing then.
+func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
+	start := time.Now()
+	if cfg.Out == "" {
+		return nil, &ConfigError{Err: errors.New("no results directory: set Out (--out)")}
+	}
+	if len(dirs) == 0 {
+		return nil, &ConfigError{Err: errors.New("no shard results to merge")}
+	}
+	found, interrupted, err := findShards(cfg.Out, dirs)
+	if err != nil {
+		return nil, err
+	}
+	sets, shards, err := checkShards(found, interrupted, dirs)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	first := found[0].sum
+	r := &runner{cfg: cfg}
+	r.logf("evals: merging %d shards of run %s: %d eval(s) and variant(s)", first.Shard.Of, first.Shard.Run, len(sets))
+	defer func() {
+		for _, s := range sets {
+			if s.staging != "" {
+				os.RemoveAll(s.staging)
+			}
+			if s.release != nil {
+				s.release()
+			}
+		}
+	}()
+	for _, s := range sets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.dir = filepath.Join(cfg.Out, s.name, s.variant)
+		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+			return nil, fmt.Errorf("evals: the results directory: %w", err)
+		}
+		if s.staging, s.release, err = newStaging(s.dir, nil); err != nil {
+			return nil, fmt.Errorf("evals: the results directory: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
+			return nil, fmt.Errorf("evals: %w", err)
+		}
+		for _, f := range found {
+			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
+				continue
+			}
+			rows, err := readRows(filepath.Join(f.dir, "rows.jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			s.rows = append(s.rows, rows...)
+			if traces := filepath.Join(f.dir, "traces"); hasEntries(traces) {
+				if err := os.CopyFS(filepath.Join(s.staging, "traces"), os.DirFS(traces)); err != nil {
+					return nil, fmt.Errorf("evals: the traces of %s: %w", f.dir, err)
+				}
+			}
+		}
+		if err := uniqueAttempts(s); err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+	}
+	rep, failedUnknown := assemble(sets, first.Reps, true)
+	rep.Shards = first.Shard.Of
+	var stops []string
+	for _, sh := range shards {
+		if sh.Stopped != "" {
+			stops = append(stops, fmt.Sprintf("shard %d/%d: %s", sh.Index, sh.Of, sh.Stopped))
+		}
+		if c := sh.Ceiling; c != nil {
+			if rep.Ceiling == nil {
+				rep.Ceiling = &Ceiling{MaxUSD: c.ShareOfUSD, FailedUnknown: failedUnknown}
+			}
+			rep.Ceiling.Reached = rep.Ceiling.Reached || c.Reached
+			if rep.Ceiling.CannotHold == "" {
+				rep.Ceiling.CannotHold = c.CannotHold
+			}
+		}
+	}
+	rep.Stopped = strings.Join(stops, "; ")
+	if c := rep.Ceiling; c != nil {
+		c.Reached = c.Reached || rep.PricedCostUSD >= c.MaxUSD
+		c.Held = rep.PricedCostUSD <= c.MaxUSD && c.CannotHold == ""
+	}
+	for i := range rep.Runs {
+		rep.Runs[i].Shards = rep.Shards
+	}
+	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	if err := r.write(sets, rep); err != nil {
+		return rep, err
+	}
+	if cfg.Reporter != nil {
+		for _, s := range sets {
+			for _, row := range s.rows {
+				cfg.Reporter.Row(row)
+			}
+		}
+		cfg.Reporter.Report(rep)
+	}
+	r.logf("evals: merged into %s", cfg.Out)
+	return rep, nil
+}
+
+// shardResult is one eval and variant's results in a shard's directory.
+type shardResult struct {
+	dir  string // <out>/<eval>/<variant>
+	root string // the shard's <out>
+	sum  Summary
+}
+
+// findShards finds the results under dirs, and the interrupted results
+// beside them (by shard), leaving out what is under out.
+func findShards(out string, dirs []string) ([]shardResult, map[int][]string, error) {
+	skip, _ := filepath.Abs(out)
+	var found []shardResult
+	interrupted := map[int][]string{}
+	for _, root := range dirs {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				abs, _ := filepath.Abs(path)
+				if path != root && (strings.HasPrefix(d.Name(), ".") || abs == skip) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Name() != "summary.json" {
+				return nil
+			}
+			dir := filepath.Dir(path)
+			var sum Summary
+			if err := readJSON(path, &sum); err != nil {
+				return err
+			}
+			if sum.Shard == nil {
+				return &ConfigError{Err: fmt.Errorf("%s: not a shard's results (its run had no --shard)", dir)}
+			}
+			if strings.HasSuffix(dir, ".interrupted") {
+				interrupted[sum.Shard.Index] = append(interrupted[sum.Shard.Index], dir)
+				return nil
+			}
+			found = append(found, shardResult{dir: dir, root: filepath.Dir(filepath.Dir(dir)), sum: sum})
+			return nil
+		})
+		if err != nil {
+			if _, ok := errors.AsType[*ConfigError](err); ok {
+				return nil, nil, err
+			}
+			return nil, nil, fmt.Errorf("evals: the shard results: %w", err)
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil, &ConfigError{Err: fmt.Errorf("no shard results under %s (a shard's --out holds <eval>/<variant>/summary.json)", strings.Join(dirs, ", "))}
+	}
+	return found, interrupted, nil
+}
+
+// checkShards says whether found are the results of every shard of one
+// run, each once, and returns the run's sets, in the run's order, and
+// each shard's description.
+func checkShards(found []shardResult, interrupted map[int][]string, dirs []string) ([]*set, []ShardInfo, error) {
+	first := found[0]
+	var errs []error
+	for _, f := range found[1:] {
+		a, b := first.sum.Shard, f.sum.Shard
+		switch {
+		case a.Run != b.Run:
+			errs = append(errs, fmt.Errorf("results of two runs: %s is of run %s, %s of run %s; merge one run's shards", first.dir, a.Run, f.dir, b.Run))
+		case a.Of != b.Of:
+			errs = append(errs, fmt.Errorf("shards of two partitions: %s is shard %d/%d, %s shard %d/%d", first.dir, a.Index, a.Of, f.dir, b.Index, b.Of))
+		case a.Definition != b.Definition || !slices.Equal(a.Sets, b.Sets):
+			errs = append(errs, fmt.Errorf("shards of two definitions: %s (shard %d/%d, definition %s) and %s (shard %d/%d, definition %s) measure different things; run every shard from one commit, with the same flags", first.dir, a.Index, a.Of, a.Definition, f.dir, b.Index, b.Of, b.Definition))
+		default:
+			continue
+		}
+		break
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	info := first.sum.Shard
+	roots := map[int][]string{}
+	for _, f := range found {
+		i := f.sum.Shard.Index
+		if !slices.Contains(roots[i], f.root) {
+			roots[i] = append(roots[i], f.root)
+		}
+	}
+	shards := make([]ShardInfo, 0, info.Of)
+	for i := 1; i <= info.Of; i++ {
+		switch rs := roots[i]; {
+		case len(rs) == 0 && len(interrupted[i]) > 0:
+			errs = append(errs, fmt.Errorf("shard %d/%d is missing: %s holds only its interrupted results; run the shard again", i, info.Of, strings.Join(interrupted[i], ", ")))
+		case len(rs) == 0:
+			errs = append(errs, fmt.Errorf("shard %d/%d is missing: no results of it under %s", i, info.Of, strings.Join(dirs, ", ")))
+		case len(rs) > 1:
+			errs = append(errs, fmt.Errorf("shard %d/%d is there twice: in %s; keep one", i, info.Of, strings.Join(rs, " and ")))
+		}
+	}
+	var sets []*set
+	for _, key := range info.Sets {
+		var s *set
+		for i := 1; i <= info.Of; i++ {
+			at := slices.IndexFunc(found, func(f shardResult) bool {
+				return f.sum.Shard.Index == i && f.sum.Eval+"/"+f.sum.Variant == key
+			})
+			if at < 0 {
+				if len(roots[i]) == 1 {
+					errs = append(errs, fmt.Errorf("shard %d/%d in %s has no results of %s", i, info.Of, roots[i][0], key))
+				}
+				continue
+			}
+			sum := found[at].sum
+			if s == nil {
+				s = &set{name: sum.Eval, variant: sum.Variant, fingerprint: sum.Fingerprint, ncases: sum.Cases, planned: map[int]int{}}
+				for rep := 1; rep <= sum.Reps; rep++ {
+					s.planned[rep] = sum.Cases
+				}
+				for _, m := range sum.Metrics {
+					s.metrics = append(s.metrics, Metric{ID: m.ID, Kind: m.Kind})
+				}
+			}
+			if len(shards) < i {
+				shards = append(shards, *sum.Shard)
+			}
+		}
+		if s != nil {
+			sets = append(sets, s)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return sets, shards, nil
+}
+
+// uniqueAttempts says whether each of s's rows is another attempt.
+func uniqueAttempts(s *set) error {
+	seen := map[int]bool{}
+	for _, row := range s.rows {
+		if seen[row.Attempt] {
+			return fmt.Errorf("%s/%s: attempt %d (%s r%d) is in two shards' results", s.name, s.variant, row.Attempt, row.Case, row.Rep)
+		}
+		seen[row.Attempt] = true
+	}
+	return nil
+}
+
+func readRows(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("evals: %w", err)
+	}
+	defer f.Close()
+	var rows []Row
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var row Row
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return nil, fmt.Errorf("evals: %s:%d: %w", path, n, err)
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("evals: %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func hasEntries(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
