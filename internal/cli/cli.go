@@ -79,9 +79,22 @@ const ExitCodes = `Exit codes:
 // cancels, so that a command stops gracefully; a second signal, with the
 // default handling back, ends the process. stop releases the signals.
 func SignalContext() (ctx context.Context, stop context.CancelFunc) {
-	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	context.AfterFunc(ctx, stop)
-	return ctx, stop
+	ctx, cancel := context.WithCancelCause(context.Background())
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-caught:
+			// The default handling is back before anything sees the
+			// context end: a second signal, however soon, ends the
+			// process instead of being caught and lost.
+			signal.Stop(caught)
+			cancel(fmt.Errorf("%w: %v", ErrInterrupted, sig))
+		case <-ctx.Done():
+			signal.Stop(caught)
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // FlagError is a cobra FlagErrorFunc: a flag that does not parse is a

@@ -15,7 +15,12 @@ import (
 	"github.com/agentvcr/agentvcr/fixture"
 )
 
-func TestMain(m *testing.M) { os.Exit(fixture.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childGateway) != "" {
+		evalProgram() // the eval program a process test runs: it exits
+	}
+	os.Exit(fixture.Main(m))
+}
 
 // answerKey is what the scripted model answers each case: right on six,
 // wrong on four; the thread question is answered after reading the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,9 +44,15 @@ func casesFile(t *testing.T, lines ...string) string {
 
 // answers is the example eval on the cases at path, with the model from
 // up (a stand-in gateway).
-func answers(up *fakeai.Server, path string) evals.Eval {
-	e := agentevals.Answers("eval-test-key", fixture.Upstream(up.Transport()))
-	e.Cases = evals.FromJSONL(path)
+func answers(up *fakeai.Server, path string) evals.Eval { return answersVia(up.Transport(), path) }
+
+// answersVia is the example eval on the cases at path (the example's own
+// when ""), with the model from the stand-in gateway rt reaches.
+func answersVia(rt http.RoundTripper, path string) evals.Eval {
+	e := agentevals.Answers("eval-test-key", fixture.Upstream(rt))
+	if path != "" {
+		e.Cases = evals.FromJSONL(path)
+	}
 	return e
 }
 
