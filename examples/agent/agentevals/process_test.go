@@ -50,7 +50,9 @@ func evalProgram() {
 	addr := os.Getenv(childGateway)
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	rt := &http.Transport{
-		DialContext:       func(ctx context.Context, network, _ string) (net.Conn, error) { return dialer.DialContext(ctx, network, addr) },
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
 		TLSClientConfig:   &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2: true,
 	}
