@@ -70,19 +70,31 @@ func (rep *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "total cost: unknown (%d requests of unknown cost%s)", rep.UnknownRequests, others(rep.PricedCostUSD > 0, "cost ", rep.PricedCostUSD))
 	}
 	if c := rep.Ceiling; c != nil {
+		ceiling := money(c.MaxUSD)
+		if c.ShareOfUSD > 0 {
+			ceiling += " (this shard's share of the run's " + money(c.ShareOfUSD) + ")"
+		}
 		switch {
 		case c.CannotHold != "":
-			fmt.Fprintf(w, "; ceiling %s could not hold: %s", money(c.MaxUSD), c.CannotHold)
+			fmt.Fprintf(w, "; ceiling %s could not hold: %s", ceiling, c.CannotHold)
+		case c.Reached && c.Held:
+			fmt.Fprintf(w, "; ceiling %s reached, and held: no attempt started after it", ceiling)
 		case c.Reached:
-			fmt.Fprintf(w, "; ceiling %s reached: no attempt started after it, those running finished", money(c.MaxUSD))
+			fmt.Fprintf(w, "; ceiling %s reached, and passed: no attempt started after it, those running finished", ceiling)
 		default:
-			fmt.Fprintf(w, "; ceiling %s not reached", money(c.MaxUSD))
+			fmt.Fprintf(w, "; ceiling %s not reached", ceiling)
 		}
 		if c.FailedUnknown > 0 {
 			fmt.Fprintf(w, " (%d failed requests reported no usage: their cost is not in it)", c.FailedUnknown)
 		}
 	}
 	fmt.Fprintln(w)
+	switch {
+	case rep.Shard != nil:
+		fmt.Fprintf(w, "shard %d/%d of run %s: merge every shard's results with --merge\n", rep.Shard.Index, rep.Shard.Of, rep.Shard.Run)
+	case rep.Shards > 0:
+		fmt.Fprintf(w, "merged from %d shards\n", rep.Shards)
+	}
 	if rep.Stopped != "" {
 		fmt.Fprintf(w, "stopped: %s\n", rep.Stopped)
 	}

@@ -151,8 +151,17 @@ type evalProcess struct {
 // start starts the eval program with args, its model from r.
 func (r *relay) start(t *testing.T, cases string, args ...string) *evalProcess {
 	t.Helper()
+	return r.startIn(t, "", nil, cases, args...)
+}
+
+// startIn is start in the working directory dir, with env added to the
+// environment.
+func (r *relay) startIn(t *testing.T, dir string, env []string, cases string, args ...string) *evalProcess {
+	t.Helper()
 	p := &evalProcess{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1024), exited: make(chan struct{})}
+	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), childGateway+"="+r.addr, childCA+"="+r.ca, childCases+"="+cases)
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout = &p.stdout
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -264,7 +273,7 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 	up := script(t, cs, 14)
 	t.Cleanup(func() { up.DropUnused() })
 	gw := newRelay(t, up)
-	args := []string{"--reps", "2", "--variant", "haiku", "--concurrency", "2"}
+	args := []string{"--reps", "2", "--variant", "haiku", "--concurrency", "2", "--max-cost-usd", "1"}
 
 	whole := filepath.Join(t.TempDir(), "whole")
 	if code, p := gw.run(t, path, append(args, "--out", whole)...); code != 0 {
@@ -294,6 +303,21 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 	}
 	if rep.Shards != 3 || rep.CostUSD == nil || *rep.CostUSD <= 0 || len(rep.Comparisons) != 1 {
 		t.Fatalf("the merged report: %+v", rep)
+	}
+	// The run's ceiling, over the three shards' shares of it.
+	if c := rep.Ceiling; c == nil || c.MaxUSD != 1 || !c.Held || c.Reached || c.ShareOfUSD != 0 {
+		t.Fatalf("the merged ceiling: %+v", c)
+	}
+	share := 0.0
+	for i := 1; i <= 3; i++ {
+		sh := summaryOf(t, filepath.Join(shards, fmt.Sprintf("shard-%d", i), "answers", "baseline")).Shard
+		if sh == nil || sh.Index != i || sh.Of != 3 || sh.Run != "ci-4711" || sh.Ceiling == nil || sh.Ceiling.ShareOfUSD != 1 || sh.Ceiling.MaxUSD != sh.CeilingShareUSD {
+			t.Fatalf("shard %d/3 says %+v", i, sh)
+		}
+		share += sh.CeilingShareUSD
+	}
+	if !near(share, 1) {
+		t.Fatalf("the shards' shares of the ceiling sum to %v, want 1", share)
 	}
 	for _, variant := range []string{"baseline", "haiku"} {
 		a, b := filepath.Join(whole, "answers", variant), filepath.Join(merged, "answers", variant)
