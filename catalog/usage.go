@@ -11,7 +11,8 @@ import (
 type Usage struct {
 	// Available says the figures are known: the run reported tokens, or
 	// a receipt proves them. Zero or missing usage is unavailable, never
-	// free.
+	// free, but for a request nothing was billed for (one the proxy
+	// answered itself, or the provider refused: pricing.Usage.NotBilled).
 	Available    bool   `json:"available"`
 	Reason       string `json:"reason,omitempty"` // why not
 	InputTokens  int    `json:"inputTokens"`

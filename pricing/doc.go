@@ -8,5 +8,8 @@
 // usage, one that reported no usage, one whose model has no price, or
 // one that used what its price has no figure for, is unpriced, and
 // Table.Cost says why with an error; a sum of requests with one unpriced
-// has no total (Total.USD is nil), only the part that is known.
+// has no total (Total.USD is nil), only the part that is known. The
+// exception is a request known to have cost nothing (Usage.NotBilled):
+// one the proxy answered itself, or one the provider refused with an
+// error status; it costs 0.
 package pricing

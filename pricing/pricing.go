@@ -38,10 +38,17 @@ type Usage struct {
 	Error string `json:"error,omitempty"`
 	// InFlight says the request had not ended when this was read.
 	InFlight bool `json:"inFlight,omitempty"`
+	// NotBilled says why a request that reported no usage cost nothing:
+	// the proxy answered it itself, so it never reached the provider, or
+	// the provider refused it with an error status, which providers do
+	// not bill. "" when that is not known: a request that failed without
+	// it (a timeout, a stream cut) may have been billed.
+	NotBilled string `json:"notBilled,omitempty"`
 }
 
 // Reported says the request reported its usage: it ended, with tokens.
-// Zero tokens is no report, never a free request.
+// Zero tokens is no report, never a free request; only NotBilled makes
+// a request without a report known to be free (Table.Cost).
 func (u Usage) Reported() bool { return !u.InFlight && u.InputTokens+u.OutputTokens > 0 }
 
 var (
@@ -66,11 +73,15 @@ func (e incomplete) Is(target error) bool { return target == ErrIncomplete || ta
 // Cost is what the request cost, or an error saying why it cannot be
 // said (ErrNoUsage, ErrIncomplete, or any other reason the table cannot
 // price it: no price for its model, no figure for what it used). An
-// unknown cost is never zero.
+// unknown cost is never zero. The one request without usage whose cost
+// is known is one NotBilled says nothing was billed for: it cost 0,
+// with or without a price for its model.
 func (p Table) Cost(u Usage) (usd float64, err error) {
 	switch {
 	case u.InFlight:
 		return 0, incomplete("still in flight: its usage is not known yet")
+	case !u.Reported() && u.NotBilled != "":
+		return 0, nil
 	case !u.Reported() && u.Error != "":
 		return 0, incomplete("it failed before it reported its usage: " + u.Error)
 	case !u.Reported():

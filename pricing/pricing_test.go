@@ -67,6 +67,45 @@ func TestCost(t *testing.T) {
 	}
 }
 
+// A request that reported no usage and that NotBilled says nothing was
+// billed for (the proxy answered it, the provider refused it) is a known
+// zero, whatever its model's price; one with usage is priced by it, and
+// one in flight is still unknown.
+func TestCostNotBilled(t *testing.T) {
+	const proxied, refused = "the proxy answered it itself: it never reached the provider", "the provider refused it with HTTP 529: providers bill no request they refuse"
+	tests := []struct {
+		name string
+		u    pricing.Usage
+		want float64
+		is   error // the sentinel of the reason; nil: priced
+	}{
+		{name: "answered by the proxy", u: pricing.Usage{Model: "bare", Error: "api_error: Internal server error", NotBilled: proxied}},
+		{name: "refused by the provider", u: pricing.Usage{Model: "bare", Error: "overloaded_error: Overloaded", NotBilled: refused}},
+		{name: "refused, model unpriced", u: pricing.Usage{Model: "other", Error: "overloaded_error: Overloaded", NotBilled: refused}},
+		{name: "refused, ended without an error", u: pricing.Usage{Model: "bare", NotBilled: refused}},
+		{name: "with usage, priced by it", u: pricing.Usage{Model: "bare", InputTokens: 1000, OutputTokens: 10, Error: "stream_cut", NotBilled: refused}, want: (1000*1 + 10*5) / 1e6},
+		{name: "in flight", u: pricing.Usage{Model: "bare", InFlight: true, NotBilled: proxied}, is: pricing.ErrIncomplete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			usd, err := table.Cost(tt.u)
+			if tt.is != nil {
+				if !errors.Is(err, tt.is) || usd != 0 {
+					t.Fatalf("Cost = %g, %v; want unpriced: %v", usd, err, tt.is)
+				}
+				return
+			}
+			if err != nil || usd != tt.want {
+				t.Fatalf("Cost = %g, %v; want %g, nil", usd, err, tt.want)
+			}
+			total := table.Sum(pricing.Usage{Model: "bare", InputTokens: 1000, OutputTokens: 100}, tt.u)
+			if got := total.USD(); got == nil || *got != (1000*1+100*5)/1e6+tt.want || total.Requests != 2 {
+				t.Fatalf("Sum with a priced request: USD() = %v, %d requests, unpriced %v; want known", got, total.Requests, total.Reasons())
+			}
+		})
+	}
+}
+
 // A sum with one unpriced request has no total, only the part known;
 // its tokens, reasons and counts are still there.
 func TestSum(t *testing.T) {

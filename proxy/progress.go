@@ -60,6 +60,11 @@ type Event struct {
 	// ElapsedMs is the time since the request reached the proxy.
 	ElapsedMs float64 `json:"elapsedMs"`
 	Status    int     `json:"status,omitempty"`
+	// Outcome is what the proxy did with the request, as the response's
+	// Header says (OutcomeOf): on a response event, "" when the header is
+	// absent. A model request answered fault, refused or missed never
+	// reached the provider.
+	Outcome Outcome `json:"outcome,omitempty"`
 
 	// Model and Purpose describe a model_request.
 	Model   *wire.Request `json:"model,omitempty"`
@@ -266,7 +271,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 		o.emit(Event{Type: EventError, Error: err.Error()})
 		return resp, err
 	}
-	if err := o.emit(Event{Type: EventResponse, Status: resp.StatusCode}); err != nil {
+	if err := o.emit(Event{Type: EventResponse, Status: resp.StatusCode, Outcome: OutcomeOf(resp)}); err != nil {
 		resp.Body.Close()
 		return fail(err)
 	}

@@ -547,3 +547,61 @@ func TestUnreachableUpstreamErrorEvent(t *testing.T) {
 		t.Fatalf("error event %+v: want the proxy's own answer, status 502, starting %q", last, "agentvcr proxy: upstream ")
 	}
 }
+
+// A response event carries the outcome its response's header says, by
+// which the fixture tells a request the proxy answered itself (fault,
+// missed), which never reached the provider, from one that went live.
+func TestResponseEventSaysTheOutcome(t *testing.T) {
+	tests := []struct {
+		name  string
+		mode  Mode
+		fault *Fault
+		want  Outcome
+	}{
+		{name: "passthrough", mode: ModePassthrough, want: OutcomePassthrough},
+		{name: "recorded", mode: ModeAuto, want: OutcomeRecorded},
+		{name: "an injected fault", mode: ModeAuto, fault: &Fault{Kind: FaultRejectModelRequest, Status: 500}, want: OutcomeFault},
+		{name: "a replay miss", mode: ModeReplay, want: OutcomeMissed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var hits atomic.Int64
+			up := providers(&hits)
+			defer up.Close()
+			p, hc := front(t, up, tt.mode, t.TempDir(), Rule{Name: "model", URLPrefix: up.URL + "/"})
+			if tt.fault != nil {
+				if _, err := p.AddFault(*tt.fault); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var rec recorder
+			defer p.Subscribe(rec.handle)()
+			resp, err := hc.Post(up.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test","stream":true}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			evs := rec.wait(t, EventResponse)
+			if tt.want == OutcomeRecorded {
+				// Written before the test's directory goes.
+				for deadline := time.Now().Add(2 * time.Second); p.Stats().Recorded != 1; time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("not recorded")
+					}
+				}
+				if err := p.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, ev := range evs {
+				if ev.Type != EventResponse && ev.Outcome != "" {
+					t.Errorf("%s event with outcome %q; only a response event has one", ev.Type, ev.Outcome)
+				}
+				if ev.Type == EventResponse && (ev.Outcome != tt.want || ev.Outcome != OutcomeOf(resp) || ev.Status != resp.StatusCode) {
+					t.Fatalf("response event %+v; want outcome %q (the header says %q), status %d", ev, tt.want, OutcomeOf(resp), resp.StatusCode)
+				}
+			}
+		})
+	}
+}

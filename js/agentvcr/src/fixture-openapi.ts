@@ -553,6 +553,8 @@ export interface components {
             };
             error?: string;
             inFlight?: boolean;
+            /** @description Why a request that reported no usage cost nothing: the proxy answered it itself, or the provider refused it with an error status. Its cost is then 0, not null. */
+            notBilled?: string;
             finishReason?: string;
             truncated?: boolean;
             status?: number;

@@ -686,6 +686,11 @@ export interface components {
             /** @constant */
             type: "response";
             status: number;
+            /**
+             * @description What the proxy did with the request, as the response's X-Agentvcr header says; absent when it has none. A model request answered fault, refused or missed never reached the provider.
+             * @enum {string}
+             */
+            outcome?: "replayed" | "recorded" | "live" | "missed" | "passthrough" | "mocked" | "faked" | "fault" | "refused";
         };
         /** @description A scope that counts as failed whatever the test said: its recordings were dropped. */
         ScopeFailure: {
