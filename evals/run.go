@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -203,6 +202,7 @@ type runner struct {
 	tmp       string     // the attempts' temporary directories
 	start     time.Time
 	attempts  []*attempt // those this process makes
+	dbs       *databases // the attempts' databases, made ahead
 	shard     *ShardInfo // a shard's, nil for a whole run
 
 	mu         sync.Mutex
@@ -360,6 +360,15 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	}
 	defer os.RemoveAll(r.tmp)
 	r.logf("evals: %s, %d at a time%s; results in %s", r.describe(sets), cfg.Concurrency, r.ceilingNote(), cfg.Out)
+
+	// Listed in a lock file of the run's, so that a later run drops them
+	// should this one be killed before it does.
+	note := func(string) {}
+	if cfg.DatabaseURL != "" {
+		note = func(name string) { noteDatabase(sets[0].staging, name) }
+	}
+	r.dbs = newDatabases(cfg.DatabaseURL, len(attempts), cfg.Concurrency, note, r.logf)
+	defer r.dbs.close()
 
 	defer context.AfterFunc(ctx, r.haltAll)()
 	var (
@@ -637,9 +646,6 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		app.Env[k] = v
 	}
 	opts := []fixture.Option{fixture.Recordings(filepath.Join(dir, "recordings"), proxy.ModePassthrough), fixture.IdleTimeout(r.cfg.Timeout)}
-	if r.cfg.DatabaseURL != "" {
-		opts = append(opts, fixture.DatabaseServer(r.cfg.DatabaseURL))
-	}
 	opts = append(opts, a.eval.Options...)
 	opts = append(opts, a.variant.Options...)
 	opts = append(opts, fixture.Prices(a.eval.Prices), fixture.Reports(filepath.Join(a.set.staging, "traces")))
@@ -652,6 +658,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 	}
 	var (
 		f           *fixture.Fixture
+		db          database
 		conv        *fixture.Conversation
 		judgeFrom   = -1 // the judge's model requests, [judgeFrom, judgeTo)
 		judgeTo     = -1
@@ -670,15 +677,12 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 			}
 		}
 		stage = HarnessError
-		f = fixture.New(t, app, opts...)
-		r.started(f)
-		if r.cfg.DatabaseURL != "" {
-			// Listed, so that a later run drops it should this one be
-			// killed before the fixture's cleanup does.
-			if u, err := url.Parse(f.DatabaseURL()); err == nil {
-				noteDatabase(a.set.staging, strings.TrimPrefix(u.Path, "/"))
-			}
+		db = r.dbs.take()
+		if db.err != nil {
+			t.Fatalf("a database for the app: %v", db.err)
 		}
+		f = fixture.New(t, app, append(opts, fixture.Database(db.url))...)
+		r.started(f)
 		if a.eval.Setup != nil {
 			stage = SetupError
 			sctx, cancel := bounded()
@@ -739,6 +743,7 @@ func (r *runner) run(ctx context.Context, a *attempt) Row {
 		r.ended(f)
 	}
 	t.cleanup()
+	r.dbs.release(db) // the app has stopped
 	var all []fixture.ModelRequest
 	if f != nil {
 		all = f.ModelRequests()

@@ -72,7 +72,7 @@ func sweep(parent, variant string, drop func(name string)) {
 			continue
 		}
 		if drop != nil {
-			for _, name := range databases(staging + ".lock") {
+			for _, name := range listedDatabases(staging + ".lock") {
 				drop(name)
 			}
 		}
@@ -96,10 +96,10 @@ func noteDatabase(staging, name string) error {
 	return err
 }
 
-// databases are the databases a lock file lists: only the names the
+// listedDatabases are the databases a lock file lists: only the names the
 // fixture gives its databases, so that a lock file edited by hand never
 // drops anything else.
-func databases(lock string) []string {
+func listedDatabases(lock string) []string {
 	raw, err := os.ReadFile(lock)
 	if err != nil {
 		return nil

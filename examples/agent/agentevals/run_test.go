@@ -263,11 +263,21 @@ func TestUnscorableAttemptsAreClassed(t *testing.T) {
 	if len(want) > 0 || rep.Runs[0].Scored != 0 {
 		t.Fatalf("not classed: %v; scored %d; stopped %q; %+v", want, rep.Runs[0].Scored, rep.Stopped, rep.Runs[0].Cost)
 	}
-	// The requests that failed before they reported usage are of unknown
-	// cost, and say so; they do not stop a ceiling, as an unpriced model
-	// would.
-	if c := rep.Ceiling; c == nil || c.FailedUnknown < 2 || c.CannotHold != "" || rep.Stopped != "" || rep.Runs[0].Started != 4 || rep.CostUSD != nil {
+	// The requests that failed before they reported usage (the timed-out
+	// attempt's, cut when its proxy stopped) are of unknown cost, and say
+	// so; they do not stop a ceiling, as an unpriced model would. The 529
+	// cost nothing: providers bill no request they refuse.
+	if c := rep.Ceiling; c == nil || c.FailedUnknown < 1 || c.CannotHold != "" || rep.Stopped != "" || rep.Runs[0].Started != 4 || rep.CostUSD != nil {
 		t.Fatalf("ceiling %+v, stopped %q, started %d, cost %v", rep.Ceiling, rep.Stopped, rep.Runs[0].Started, rep.CostUSD)
+	}
+	for _, line := range readLines(t, filepath.Join(out, "answers", "baseline", "rows.jsonl")) {
+		var row evals.Row
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		if row.Case == "overloaded" && (row.CostUSD == nil || row.UnpricedRequests != 0 || row.FailedRequests != 0) {
+			t.Errorf("the attempt the provider refused with a 529: cost %v, unpriced %d (%q), failed %d", row.CostUSD, row.UnpricedRequests, row.Unpriced, row.FailedRequests)
+		}
 	}
 	// The attempt that timed out had its proxy shut down under it: how
 	// far its turn got before that is a matter of timing.
@@ -490,6 +500,11 @@ func TestAnInterruptedRunStopsAndWritesWhatRan(t *testing.T) {
 			if rep.Stopped != "interrupted" || s.Started != 1 || s.Excluded[evals.Interrupted] != 1 || len(up.AllCalls()) != 0 {
 				t.Fatalf("stopped %q, summary %+v, model calls %d", rep.Stopped, s, len(up.AllCalls()))
 			}
+			// The requests the proxy refused never left the machine: they
+			// cost nothing, and the cost is known.
+			if rep.CostUSD == nil || *rep.CostUSD != 0 || s.Cost.UnpricedRequests != 0 {
+				t.Fatalf("cost %v, %+v", rep.CostUSD, s.Cost)
+			}
 			if took := time.Since(began); took > 30*time.Second {
 				t.Fatalf("the interrupted attempt took %s to end", took)
 			}
@@ -566,6 +581,35 @@ func TestAComparisonIsOverTheRepetitionsBothFinished(t *testing.T) {
 	d := rep.Comparisons[0].Metrics[0]
 	if d.ID != "correct" || *d.Baseline != 0.5 || *d.Variant != 0.5 || *d.Diff != 0 || d.CI95 == nil || d.CI95[0] != 0 || d.CI95[1] != 0 {
 		t.Fatalf("difference %+v (baseline %v, variant %v, ci %v)", d, *d.Baseline, *d.Variant, d.CI95)
+	}
+}
+
+// A provider's error costs nothing, so that a variant whose attempt the
+// provider refused with a 500 still has a cost to compare with the
+// baseline's.
+func TestAProviderErrorKeepsTheComparisonsCost(t *testing.T) {
+	up := fakeai.NewServer(t)
+	small := fakeai.Usage{Input: 100, Output: 10}
+	for range 2 {
+		up.Respond(router, routed.WithUsage(small))
+		up.Respond(titler, fakeai.Text("A question").WithUsage(small))
+	}
+	base := fakeai.Agent{Name: "base", Purpose: "agent", Model: agentevals.Sonnet}
+	haiku := fakeai.Agent{Name: "haiku", Purpose: "agent", Model: agentevals.Haiku}
+	up.Respond(base, fakeai.Text("2").WithUsage(fakeai.Usage{Input: 1000, Output: 100}))
+	up.Respond(haiku, fakeai.ProviderError(500))
+	e := answers(up, casesFile(t, `{"id":"sum","input":"What is 1 + 1?","expected":"2"}`))
+	e.Prices = pricing.Table{agentevals.Sonnet: {InputPerMTok: 1, OutputPerMTok: 1}, agentevals.Haiku: {InputPerMTok: 1, OutputPerMTok: 1}}
+	rep, err := evals.Run(context.Background(), evals.Config{Out: t.TempDir(), Variants: []string{"haiku"}}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Runs[1].Excluded[evals.ProviderError]; got != 1 {
+		t.Fatalf("the variant's attempt: %+v", rep.Runs[1])
+	}
+	c := rep.Comparisons[0]
+	if c.BaselineUSD == nil || c.VariantUSD == nil || !near(*c.BaselineUSD, 1320/1e6) || !near(*c.VariantUSD, 220/1e6) || rep.CostUSD == nil {
+		t.Fatalf("costs: baseline %v, variant %v, total %v", c.BaselineUSD, c.VariantUSD, rep.CostUSD)
 	}
 }
 
