@@ -213,7 +213,7 @@ func assemble(sets []*set, reps int, compare bool) (*Report, int) {
 	for _, s := range sets {
 		summaries[s] = summary(s, reps)
 		rep.Runs = append(rep.Runs, summaries[s])
-		for _, row := range s.rowsCopy() {
+		for _, row := range s.sorted() {
 			rep.PricedCostUSD += row.PricedCostUSD + row.JudgePricedCostUSD
 			rep.UnknownRequests += row.UnpricedRequests + row.JudgeUnpricedRequests
 			failedUnknown += row.FailedRequests
@@ -236,7 +236,7 @@ func assemble(sets []*set, reps int, compare bool) (*Report, int) {
 
 // summary sums up one set.
 func summary(s *set, reps int) Summary {
-	rows := s.rowsCopy()
+	rows := s.sorted()
 	sum := Summary{Eval: s.name, Variant: s.variant, Fingerprint: s.fingerprint, Cases: s.ncases, Reps: reps,
 		Started: len(rows), Excluded: map[string]int{}, Dir: s.dir}
 	for _, n := range s.planned {
@@ -301,8 +301,8 @@ func summary(s *set, reps int) Summary {
 	// The means are over the repetitions that ran every case.
 	fin := finishedReps(rows, s.planned)
 	anyFinished := len(fin) > 0
-	var scored []Row
-	for _, row := range rows {
+	var scored []*Row
+	for i, row := range rows {
 		if row.Status != Scored {
 			continue
 		}
@@ -310,7 +310,7 @@ func summary(s *set, reps int) Summary {
 			sum.Unfinished++
 			continue
 		}
-		scored = append(scored, row)
+		scored = append(scored, &rows[i])
 	}
 	sum.Partial = !anyFinished && len(rows) > 0
 	for _, m := range s.metrics {
@@ -338,7 +338,7 @@ func provider(model string) string {
 
 // metricSummary is m's mean over rows (all scored), with its interval
 // over repetitions.
-func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
+func metricSummary(m Metric, rows []*Row, reps int) MetricSummary {
 	ms := MetricSummary{ID: m.ID, Kind: m.Kind, RepMeans: make([]*float64, reps)}
 	var all []float64
 	byRep := make([][]float64, reps)
@@ -380,7 +380,7 @@ func metricSummary(m Metric, rows []Row, reps int) MetricSummary {
 // one, on those both started.
 func comparison(b, v *set, bs, vs Summary, reps int) Comparison {
 	c := Comparison{Eval: v.name, Variant: v.variant, BaselineUSD: bs.Cost.AgentUSD, VariantUSD: vs.Cost.AgentUSD}
-	bRows, vRows := b.rowsCopy(), v.rowsCopy()
+	bRows, vRows := b.sorted(), v.sorted()
 	bFin, vFin := finishedReps(bRows, b.planned), finishedReps(vRows, v.planned)
 	common := map[int]bool{}
 	for rep := range bFin {
@@ -395,8 +395,14 @@ func comparison(b, v *set, bs, vs Summary, reps int) Comparison {
 			}
 		}
 	}
-	keep := func(rows []Row) []Row {
-		return slices.DeleteFunc(rows, func(row Row) bool { return row.Status != Scored || !common[row.Rep] })
+	keep := func(rows []Row) []*Row {
+		var out []*Row
+		for i, row := range rows {
+			if row.Status == Scored && common[row.Rep] {
+				out = append(out, &rows[i])
+			}
+		}
+		return out
 	}
 	bKept, vKept := keep(bRows), keep(vRows)
 	for _, m := range v.metrics {
@@ -420,12 +426,14 @@ func comparison(b, v *set, bs, vs Summary, reps int) Comparison {
 	return c
 }
 
-func (s *set) rowsCopy() []Row {
+// sorted is the set's rows in plan order, sorted in place: for reading
+// once the attempts have ended (a merge holds many of them: a copy
+// each time would hold them twice).
+func (s *set) sorted() []Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rows := slices.Clone(s.rows)
-	sortRows(rows)
-	return rows
+	sortRows(s.rows)
+	return s.rows
 }
 
 // finishedReps are the repetitions in which every attempt planned was
@@ -450,10 +458,7 @@ func finishedReps(rows []Row, planned map[int]int) map[int]bool {
 // interruption never takes the place of the last whole run.
 func (r *runner) write(sets []*set, rep *Report) error {
 	for i, s := range sets {
-		s.mu.Lock()
-		rows := slices.Clone(s.rows)
-		s.mu.Unlock()
-		sortRows(rows)
+		rows := s.sorted()
 		var failures []failure
 		for _, row := range rows {
 			if row.Status != Scored {
