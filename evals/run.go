@@ -456,7 +456,7 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 		errs = append(errs, fmt.Errorf("timeout %s: want a positive duration", cfg.Timeout))
 	case cfg.Shard != Shard{} && (cfg.Shard.Of < 1 || cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Of):
 		errs = append(errs, fmt.Errorf("shard %s: want i/n, from 1/n to n/n", cfg.Shard))
-	case cfg.Shard.Of > 0 && cfg.RunID == "":
+	case cfg.Shard.Of > 0 && cfg.RunID == "" && !cfg.DryRun:
 		errs = append(errs, errors.New("a sharded run needs the id of the run its shards share: set RunID (--run-id)"))
 	case cfg.RunID != "" && !namePattern.MatchString(cfg.RunID):
 		errs = append(errs, fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", cfg.RunID))

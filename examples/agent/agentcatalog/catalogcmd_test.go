@@ -3,14 +3,17 @@ package agentcatalog_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentvcr/agentvcr/catalog"
 	"github.com/agentvcr/agentvcr/catalog/catalogcmd"
+	"github.com/agentvcr/agentvcr/evals"
 	"github.com/agentvcr/agentvcr/evals/evalcmd"
 )
 
@@ -44,6 +47,32 @@ func TestTheCatalogsCommandLine(t *testing.T) {
 	code, stdout, stderr = catalogCommand(t, "--suite", "threads", "--profile", "sonnet-one-tool", "--dry-run")
 	if code != 0 || !strings.Contains(stdout, "dry run: 2 attempts would run") || !strings.Contains(stdout, "threads.sonnet-one-tool.in-process") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The shards of a run partition its attempts, cells × repetitions,
+	// alike in each, each its share give or take one.
+	plan := func(args ...string) []evals.Planned {
+		t.Helper()
+		code, stdout, stderr := catalogCommand(t, append([]string{"--dry-run", "--json", "--reps", "3"}, args...)...)
+		var rep evals.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil {
+			t.Fatalf("%q: exit %d, %v\n%s", args, code, err, stderr)
+		}
+		return rep.Planned
+	}
+	whole := plan()
+	var union []evals.Planned
+	for i := 1; i <= 4; i++ {
+		part := plan("--shard", fmt.Sprintf("%d/4", i))
+		if n := len(part); n < len(whole)/4 || n > len(whole)/4+1 {
+			t.Fatalf("shard %d/4 plans %d of %d attempts", i, n, len(whole))
+		}
+		union = append(union, part...)
+	}
+	key := func(p evals.Planned) string { return fmt.Sprint(p.Eval, p.Variant, p.Case, p.Rep) }
+	slices.SortFunc(union, func(a, b evals.Planned) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(whole, func(a, b evals.Planned) int { return strings.Compare(key(a), key(b)) })
+	if len(whole) != 90 || !slices.Equal(union, whole) {
+		t.Fatalf("the shards plan %d attempts, the whole run %d; not the same ones", len(union), len(whole))
 	}
 	code, _, stderr = catalogCommand(t, "--suite", "nope", "--dry-run")
 	if code != 2 || !strings.Contains(stderr, `no cell of suite "nope"`) {
