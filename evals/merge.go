@@ -44,9 +44,30 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	// Every shard's rows are read and checked before anything is written:
+	// a refused merge leaves nothing behind.
+	plan := newPlanShape(found)
+	for _, s := range sets {
+		for _, f := range found {
+			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
+				continue
+			}
+			rows, err := readRows(filepath.Join(f.dir, "rows.jsonl"))
+			if err != nil {
+				return nil, &ConfigError{Err: err}
+			}
+			if err := plan.check(f, rows); err != nil {
+				return nil, &ConfigError{Err: err}
+			}
+			s.rows = append(s.rows, rows...)
+		}
+		if err := uniqueAttempts(s); err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+	}
 	first := found[0].sum
 	r := &runner{cfg: cfg}
-	r.logf("evals: merging %d shards of run %s: %d eval(s) and variant(s)", first.Shard.Of, first.Shard.Run, len(sets))
+	r.logf("evals: merging the %d shards of run %s: %d results (an eval and a variant each)", first.Shard.Of, first.Shard.Run, len(sets))
 	defer func() {
 		for _, s := range sets {
 			if s.staging != "" {
@@ -75,19 +96,11 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
 				continue
 			}
-			rows, err := readRows(filepath.Join(f.dir, "rows.jsonl"))
-			if err != nil {
-				return nil, err
-			}
-			s.rows = append(s.rows, rows...)
 			if traces := filepath.Join(f.dir, "traces"); hasEntries(traces) {
 				if err := os.CopyFS(filepath.Join(s.staging, "traces"), os.DirFS(traces)); err != nil {
 					return nil, fmt.Errorf("evals: the traces of %s: %w", f.dir, err)
 				}
 			}
-		}
-		if err := uniqueAttempts(s); err != nil {
-			return nil, &ConfigError{Err: err}
 		}
 	}
 	rep, failedUnknown := assemble(sets, first.Reps, true)
@@ -101,7 +114,6 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 			if rep.Ceiling == nil {
 				rep.Ceiling = &Ceiling{MaxUSD: c.ShareOfUSD, FailedUnknown: failedUnknown}
 			}
-			rep.Ceiling.Reached = rep.Ceiling.Reached || c.Reached
 			if rep.Ceiling.CannotHold == "" {
 				rep.Ceiling.CannotHold = c.CannotHold
 			}
@@ -109,7 +121,9 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	}
 	rep.Stopped = strings.Join(stops, "; ")
 	if c := rep.Ceiling; c != nil {
-		c.Reached = c.Reached || rep.PricedCostUSD >= c.MaxUSD
+		// The run's ceiling: a shard that stopped at its share says so
+		// in Stopped.
+		c.Reached = rep.PricedCostUSD >= c.MaxUSD
 		c.Held = rep.PricedCostUSD <= c.MaxUSD && c.CannotHold == ""
 	}
 	for i := range rep.Runs {
@@ -131,6 +145,71 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	return rep, nil
 }
 
+// planShape is what the shards' summaries say of the run's plan: enough
+// to say which eval, variant, repetition and shard each attempt is.
+type planShape struct {
+	evals    []string            // in the run's order
+	variants map[string][]string // an eval's variants, in the run's order
+	cases    map[string]int      // an eval's cases
+	reps, of int
+}
+
+func newPlanShape(found []shardResult) *planShape {
+	info := found[0].sum.Shard
+	p := &planShape{variants: map[string][]string{}, cases: map[string]int{}, reps: found[0].sum.Reps, of: info.Of}
+	for _, key := range info.Sets {
+		e, v, _ := strings.Cut(key, "/")
+		if len(p.variants[e]) == 0 {
+			p.evals = append(p.evals, e)
+		}
+		p.variants[e] = append(p.variants[e], v)
+	}
+	for _, f := range found {
+		p.cases[f.sum.Eval] = f.sum.Cases
+	}
+	return p
+}
+
+// check says whether rows are those a shard's results may hold: as many
+// as its summary says started, each of its eval, variant and shard.
+func (p *planShape) check(f shardResult, rows []Row) error {
+	sh := f.sum.Shard
+	where := fmt.Sprintf("%s (shard %d/%d)", filepath.Join(f.dir, "rows.jsonl"), sh.Index, sh.Of)
+	if len(rows) != f.sum.Started {
+		return fmt.Errorf("%s holds %d rows; its summary says %d attempts started", where, len(rows), f.sum.Started)
+	}
+	perRep := 0
+	for _, e := range p.evals {
+		perRep += p.cases[e] * len(p.variants[e])
+	}
+	casesPerRep := 0
+	for _, e := range p.evals {
+		casesPerRep += p.cases[e]
+	}
+	for n, row := range rows {
+		a := row.Attempt - 1
+		ok := a >= 0 && perRep > 0 && a < perRep*p.reps && row.Eval == f.sum.Eval && row.Variant == f.sum.Variant
+		if ok {
+			rep, off := a/perRep, a%perRep
+			group := rep * casesPerRep
+			for _, e := range p.evals {
+				vs := p.variants[e]
+				if size := p.cases[e] * len(vs); off >= size {
+					off -= size
+					group += p.cases[e]
+					continue
+				}
+				ok = e == row.Eval && vs[off%len(vs)] == row.Variant && row.Rep == rep+1 && (group+off/len(vs))%p.of == sh.Index-1
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s:%d: attempt %d (%s/%s %s r%d) is not one of this shard's", where, n+1, row.Attempt, row.Eval, row.Variant, row.Case, row.Rep)
+		}
+	}
+	return nil
+}
+
 // shardResult is one eval and variant's results in a shard's directory.
 type shardResult struct {
 	dir  string // <out>/<eval>/<variant>
@@ -141,19 +220,30 @@ type shardResult struct {
 // findShards finds the results under dirs, and the interrupted results
 // beside them (by shard), leaving out what is under out.
 func findShards(out string, dirs []string) ([]shardResult, map[int][]string, error) {
-	skip, _ := filepath.Abs(out)
+	skip, err := filepath.Abs(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evals: %w", err)
+	}
 	var found []shardResult
 	interrupted := map[int][]string{}
+	seen := map[string]bool{} // a directory named twice, or inside another, is read once
 	for _, root := range dirs {
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			return nil, nil, &ConfigError{Err: fmt.Errorf("--merge %q: not a directory of shard results", root)}
+		}
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if d.IsDir() {
-				abs, _ := filepath.Abs(path)
-				if path != root && (strings.HasPrefix(d.Name(), ".") || abs == skip) {
+				abs, err := filepath.Abs(path)
+				if err != nil {
+					return err
+				}
+				if path != root && (strings.HasPrefix(d.Name(), ".") || abs == skip) || seen[abs] {
 					return filepath.SkipDir
 				}
+				seen[abs] = true
 				return nil
 			}
 			if d.Name() != "summary.json" {
@@ -162,10 +252,16 @@ func findShards(out string, dirs []string) ([]shardResult, map[int][]string, err
 			dir := filepath.Dir(path)
 			var sum Summary
 			if err := readJSON(path, &sum); err != nil {
-				return err
+				return &ConfigError{Err: fmt.Errorf("a malformed shard result: %w", err)}
 			}
 			if sum.Shard == nil {
 				return &ConfigError{Err: fmt.Errorf("%s: not a shard's results (its run had no --shard)", dir)}
+			}
+			if err := sum.Shard.valid(sum); err != nil {
+				return &ConfigError{Err: fmt.Errorf("%s: not a shard's results: %w", dir, err)}
+			}
+			if abs, _ := filepath.Abs(filepath.Dir(filepath.Dir(dir))); strings.HasPrefix(skip+string(filepath.Separator), abs+string(filepath.Separator)) {
+				return &ConfigError{Err: fmt.Errorf("--out %s is inside the results of shard %d/%d (%s): merge into a directory of its own", out, sum.Shard.Index, sum.Shard.Of, filepath.Dir(filepath.Dir(dir)))}
 			}
 			if strings.HasSuffix(dir, ".interrupted") {
 				interrupted[sum.Shard.Index] = append(interrupted[sum.Shard.Index], dir)

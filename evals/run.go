@@ -170,6 +170,7 @@ type attempt struct {
 	c       Case
 	rep     int
 	order   int
+	group   int // the case and repetition's place in the plan: its variants share it
 	set     *set
 }
 
@@ -290,13 +291,15 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 	// Repetition first, then case, then variant: a run stopped early has
 	// its earlier repetitions whole (the one it stopped in is kept out of
 	// the means), and each variant ran the cases the baseline did.
+	groups := 0
 	for rep := 1; rep <= cfg.Reps; rep++ {
 		for _, byEval := range groupByEval(sets) {
 			for i := range byEval[0].cases {
 				for _, s := range byEval {
 					v, _ := s.eval.variant(s.variant)
-					all = append(all, &attempt{eval: s.eval, variant: v, c: s.cases[i], rep: rep, order: len(all), set: s})
+					all = append(all, &attempt{eval: s.eval, variant: v, c: s.cases[i], rep: rep, order: len(all), group: groups, set: s})
 				}
+				groups++
 			}
 		}
 	}
@@ -457,8 +460,8 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 	case cfg.Shard != Shard{} && (cfg.Shard.Of < 1 || cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Of):
 		errs = append(errs, fmt.Errorf("shard %s: want i/n, from 1/n to n/n", cfg.Shard))
 	case cfg.Shard.Of > 0 && cfg.RunID == "" && !cfg.DryRun:
-		errs = append(errs, errors.New("a sharded run needs the id of the run its shards share: set RunID (--run-id)"))
-	case cfg.RunID != "" && !namePattern.MatchString(cfg.RunID):
+		errs = append(errs, errors.New("a sharded run needs the id of the run its shards share, the same in each: --run-id or $AGENTVCR_RUN_ID (Config.RunID)"))
+	case cfg.Shard.Of > 0 && cfg.RunID != "" && !namePattern.MatchString(cfg.RunID):
 		errs = append(errs, fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", cfg.RunID))
 	}
 	if len(evals) == 0 {

@@ -5,14 +5,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentvcr/agentvcr/internal/secrets"
+	"github.com/agentvcr/agentvcr/pricing"
 )
 
 // Shard is one of a run's n equal parts: Index from 1 to Of. Every
-// shard of a run computes the same plan and takes every Of-th attempt
-// of it, from its Index-th: shards need not talk, and each makes as many
-// attempts as another, give or take one.
+// shard of a run computes the same plan and takes every Of-th case and
+// repetition of it, from its Index-th, with all its variants: shards
+// need not talk, each makes as many attempts as another, give or take a
+// case's variants, and a variant and its baseline run each case and
+// repetition on one machine, so that their comparison is not one of
+// machines.
 type Shard struct {
 	Index, Of int
 }
@@ -40,10 +47,10 @@ type ShardInfo struct {
 	Index int    `json:"index"`
 	Of    int    `json:"of"`
 	// Definition is a digest of what the run measures: its evals, their
-	// fingerprints, variants, metrics, judges and cases, the
-	// repetitions, --cases and the cost ceiling. The evals' code (App,
-	// Grade) is not in it: a change there is the eval's Fingerprint's
-	// to show.
+	// fingerprints, variants (and the environment each sets, credentials
+	// aside), metrics, judges, prices and cases, the repetitions, --cases
+	// and the cost ceiling. The evals' code (App, Grade, Setup) is not in
+	// it: a change there is the eval's Fingerprint's to show.
 	Definition string `json:"definition"`
 	// Cases is a digest of the cases the run planned.
 	Cases string `json:"cases"`
@@ -63,7 +70,7 @@ type ShardInfo struct {
 func shardOf(all []*attempt, s Shard) []*attempt {
 	var out []*attempt
 	for _, a := range all {
-		if a.order%s.Of == s.Index-1 {
+		if a.group%s.Of == s.Index-1 {
 			out = append(out, a)
 		}
 	}
@@ -72,12 +79,17 @@ func shardOf(all []*attempt, s Shard) []*attempt {
 
 // definition is a digest of what a run of cfg over sets measures.
 func definition(cfg Config, sets []*set) string {
+	type variantDef struct {
+		Name string
+		Env  map[string]string // a credential's value is not what a run measures
+	}
 	type evalDef struct {
 		Name, Fingerprint string
-		Variants          []string
+		Variants          []variantDef
 		Metrics           []Metric
 		Judge             string
 		Cases             string
+		Prices            pricing.Table
 	}
 	def := struct {
 		Reps, Cases int
@@ -86,12 +98,20 @@ func definition(cfg Config, sets []*set) string {
 	}{Reps: cfg.Reps, Cases: cfg.Cases, MaxCostUSD: cfg.MaxCostUSD}
 	for _, g := range groupByEval(sets) {
 		e := g[0].eval
-		d := evalDef{Name: e.Name, Fingerprint: e.Fingerprint, Metrics: g[0].metrics, Cases: casesDigest(g[:1])}
+		d := evalDef{Name: e.Name, Fingerprint: e.Fingerprint, Metrics: g[0].metrics, Cases: casesDigest(g[:1]), Prices: e.Prices}
 		if e.Judge != nil {
 			d.Judge = "judge " + e.Judge.Model
 		}
 		for _, s := range g {
-			d.Variants = append(d.Variants, s.variant)
+			v, _ := e.variant(s.variant)
+			vd := variantDef{Name: v.Name, Env: map[string]string{}}
+			for k, val := range v.Env {
+				if secrets.Default().Named(k) {
+					val = "(a credential)"
+				}
+				vd.Env[k] = val
+			}
+			d.Variants = append(d.Variants, vd)
 		}
 		def.Evals = append(def.Evals, d)
 	}
@@ -114,4 +134,28 @@ func digest(v any) string {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+// valid says what makes a shard's summary one a merge cannot trust: the
+// names it gives become paths under the merge's --out.
+func (sh *ShardInfo) valid(sum Summary) error {
+	switch {
+	case !namePattern.MatchString(sum.Eval) || !namePattern.MatchString(sum.Variant):
+		return fmt.Errorf("eval %q, variant %q: want letters, digits, '.', '_' and '-'", sum.Eval, sum.Variant)
+	case !namePattern.MatchString(sh.Run):
+		return fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", sh.Run)
+	case sh.Of < 1 || sh.Index < 1 || sh.Index > sh.Of:
+		return fmt.Errorf("shard %d/%d: want i/n, from 1/n to n/n", sh.Index, sh.Of)
+	case sum.Reps < 1 || sum.Cases < 0:
+		return fmt.Errorf("%d cases × %d reps", sum.Cases, sum.Reps)
+	case !slices.Contains(sh.Sets, sum.Eval+"/"+sum.Variant):
+		return fmt.Errorf("%s/%s is not among the run's results (%s)", sum.Eval, sum.Variant, strings.Join(sh.Sets, ", "))
+	}
+	for _, key := range sh.Sets {
+		e, v, ok := strings.Cut(key, "/")
+		if !ok || !namePattern.MatchString(e) || !namePattern.MatchString(v) {
+			return fmt.Errorf("the run's results %q: want <eval>/<variant>", key)
+		}
+	}
+	return nil
 }

@@ -102,9 +102,10 @@ last whole run's results stay as they were (exit 130). A second Ctrl-C quits
 at once; the next run into OUT removes what it left.
 
 --shard i/n runs the i-th of n equal parts of the attempts (every n-th
-attempt of the plan, which every shard computes alike), each on its own
-machine or CI job, with its share of --max-cost-usd; --run-id names the run
-they share (default: $AGENTVCR_RUN_ID). In a Kubernetes Indexed Job,
+case and repetition of the plan, which every shard computes alike, with
+all its variants), each on its own machine or CI job, with its share of
+--max-cost-usd; --run-id names the run they share (default:
+$AGENTVCR_RUN_ID), which a real sharded run needs. In a Kubernetes Indexed Job,
 $JOB_COMPLETION_INDEX (from 0) and $JOB_COMPLETIONS stand for a missing
 --shard. --merge DIR then puts the shards' results (each shard's OUT,
 anywhere under DIR) together into OUT as one machine would have written
@@ -169,6 +170,9 @@ credential.
 			if cfg.Shard, cfg.RunID, err = shardOf(shard, cfg.RunID); err != nil {
 				return err
 			}
+			if cfg.Shard.Of > 0 && cfg.RunID == "" && !cfg.DryRun {
+				return cli.Usagef("shard %s needs the id of the run its shards share, the same in each: --run-id ID or $AGENTVCR_RUN_ID (your CI's run id, say)", cfg.Shard)
+			}
 			return usage(runCommand(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON, chosen))
 		},
 	}
@@ -212,15 +216,12 @@ func shardOf(flag, runID string) (evals.Shard, string, error) {
 		// One without the other would run every attempt on every pod.
 		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX is %q and $JOB_COMPLETIONS %q: set both (an Indexed Job sets the index; set JOB_COMPLETIONS to its completions), or pass --shard i/n", index, n)
 	}
-	i, err := strconv.Atoi(index)
-	if err != nil {
-		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX %q: want a number from 0", index)
+	i, err1 := strconv.Atoi(index)
+	of, err2 := strconv.Atoi(n)
+	if err1 != nil || err2 != nil || of < 1 || i < 0 || i >= of {
+		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX %q of $JOB_COMPLETIONS %q: want an index from 0 to completions - 1", index, n)
 	}
-	s, err := evals.ParseShard(fmt.Sprintf("%d/%s", i+1, n))
-	if err != nil {
-		return evals.Shard{}, "", cli.Usagef("$JOB_COMPLETION_INDEX %s of $JOB_COMPLETIONS %s: %v", index, n, err)
-	}
-	return s, runID, nil
+	return evals.Shard{Index: i + 1, Of: of}, runID, nil
 }
 
 // mergeOnly refuses, beside --merge, what says what to run: the shards

@@ -71,4 +71,17 @@ func TestTheEvalWithoutItsKeyStopsBeforeItStarts(t *testing.T) {
 	if code, stdout, stderr := command(t, []string{"--dry-run", "--cases", "2"}, e); code != 0 || !strings.Contains(stdout, "dry run: 2 attempts would run") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// A shard without the run's id, or an Indexed Job's index past its
+	// completions, stops before anything starts too.
+	if code, _, stderr := command(t, []string{"--out", out, "--shard", "1/3"}, e); code != 2 || !strings.Contains(stderr, "shard 1/3 needs the id of the run its shards share") {
+		t.Fatalf("a shard without a run id: exit %d: %s", code, stderr)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "3")
+	t.Setenv("JOB_COMPLETIONS", "3")
+	if code, _, stderr := command(t, []string{"--out", out, "--run-id", "r1"}, e); code != 2 || !strings.Contains(stderr, `$JOB_COMPLETION_INDEX "3" of $JOB_COMPLETIONS "3": want an index from 0 to completions - 1`) {
+		t.Fatalf("an index past the completions: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a refused shard wrote results: %v", err)
+	}
 }

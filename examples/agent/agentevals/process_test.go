@@ -365,6 +365,39 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 		}
 	}
 	s := func(i int) string { return filepath.Join(shards, fmt.Sprintf("shard-%d", i)) }
+	// edited copies every shard's results and edits one file of shard 1.
+	edited := func(name, file string, edit func([]byte) []byte) string {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.CopyFS(dir, os.DirFS(shards)); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "shard-1", "answers", "baseline", file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, edit(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	climbing := edited("climbing", "summary.json", func(b []byte) []byte {
+		b = bytes.Replace(b, []byte(`"eval": "answers"`), []byte(`"eval": ".."`), 1)
+		return bytes.Replace(b, []byte(`"variant": "baseline"`), []byte(`"variant": "victim"`), 1)
+	})
+	victim := filepath.Join(filepath.Dir(climbing), "victim")
+	if err := os.MkdirAll(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lastLine := func(b []byte) []byte {
+		lines := bytes.SplitAfter(bytes.TrimSpace(b), []byte("\n"))
+		return bytes.Join(lines[:len(lines)-1], nil)
+	}
+	short := edited("short", "rows.jsonl", lastLine)
+	forged := edited("forged", "rows.jsonl", func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"attempt":1,`), []byte(`"attempt":2,`), 1)
+	})
+	malformed := edited("malformed", "summary.json", func(b []byte) []byte { return b[:len(b)/2] })
 	for _, tc := range []struct {
 		name string
 		dirs []string
@@ -374,6 +407,10 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 		{"a shard there twice", []string{shards, twice}, "shard 2/3 is there twice: in " + s(2) + " and " + twice},
 		{"shards of two definitions", []string{s(1), s(2), other}, "shards of two definitions: "},
 		{"shards of two runs", []string{s(1), s(2), otherRun}, "is of run ci-4711, " + filepath.Join(otherRun, "answers", "baseline") + " of run ci-4712"},
+		{"names that climb out of --out", []string{climbing}, `not a shard's results: eval "..", variant "victim"`},
+		{"fewer rows than the summary says", []string{short}, "rows.jsonl (shard 1/3) holds 2 rows; its summary says 3 attempts started"},
+		{"a row of another shard's", []string{forged}, "rows.jsonl (shard 1/3):1: attempt 2 (answers/baseline "},
+		{"a malformed summary", []string{malformed}, "a malformed shard result: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
@@ -389,6 +426,13 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 				t.Fatalf("a refused merge wrote %s: %v", out, err)
 			}
 		})
+	}
+	if entries, err := os.ReadDir(victim); err != nil || len(entries) != 0 {
+		t.Fatalf("a merge wrote outside its --out: %v %v", entries, err)
+	}
+	// A directory named twice is read once.
+	if code, p := gw.run(t, "", "--merge", shards, "--merge", s(2), "--merge", shards, "--out", filepath.Join(t.TempDir(), "again")); code != 0 {
+		t.Fatalf("the shards named twice: exit %d\n%s", code, p.errText())
 	}
 }
 
