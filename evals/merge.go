@@ -68,29 +68,13 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	first := found[0].sum
 	r := &runner{cfg: cfg}
 	r.logf("evals: merging the %d shards of run %s: %d results (an eval and a variant each)", first.Shard.Of, first.Shard.Run, len(sets))
-	defer func() {
-		for _, s := range sets {
-			if s.staging != "" {
-				os.RemoveAll(s.staging)
-			}
-			if s.release != nil {
-				s.release()
-			}
-		}
-	}()
+	defer unstage(sets)
+	if err := stage(sets, cfg.Out, nil); err != nil {
+		return nil, err
+	}
 	for _, s := range sets {
 		if err := ctx.Err(); err != nil {
 			return nil, err
-		}
-		s.dir = filepath.Join(cfg.Out, s.name, s.variant)
-		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-			return nil, fmt.Errorf("evals: the results directory: %w", err)
-		}
-		if s.staging, s.release, err = newStaging(s.dir, nil); err != nil {
-			return nil, fmt.Errorf("evals: the results directory: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
-			return nil, fmt.Errorf("evals: %w", err)
 		}
 		for _, f := range found {
 			if f.sum.Eval != s.name || f.sum.Variant != s.variant {

@@ -330,32 +330,9 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 			return nil, err
 		}
 	}
-	// A staging directory that is not in place when Run returns (it
-	// failed) goes: nothing is left half-written. Its lock goes after it.
-	defer func() {
-		for _, s := range sets {
-			if s.staging != "" {
-				os.RemoveAll(s.staging)
-			}
-			if s.release != nil {
-				s.release()
-			}
-		}
-	}()
-	for _, s := range sets {
-		s.dir = filepath.Join(cfg.Out, s.eval.Name, s.variant)
-		// A staging directory of this process's own: two runs into one
-		// directory do not write into each other's.
-		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-			return nil, fmt.Errorf("evals: the results directory: %w", err)
-		}
-		s.staging, s.release, err = newStaging(s.dir, r.dropDatabase())
-		if err != nil {
-			return nil, fmt.Errorf("evals: the results directory: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
-			return nil, fmt.Errorf("evals: %w", err)
-		}
+	defer unstage(sets)
+	if err := stage(sets, cfg.Out, r.dropDatabase()); err != nil {
+		return nil, err
 	}
 	r.tmp, err = os.MkdirTemp("", "agentvcr-evals-")
 	if err != nil {

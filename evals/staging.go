@@ -2,6 +2,7 @@ package evals
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,4 +112,38 @@ func listedDatabases(lock string) []string {
 		}
 	}
 	return out
+}
+
+// stage makes each set's staging directory (with its traces/) beside its
+// results directory under out. unstage, deferred at once, removes those
+// not put in place (a run or merge that failed) and lets go of their
+// locks: nothing is left half-written.
+func stage(sets []*set, out string, drop func(name string)) error {
+	for _, s := range sets {
+		s.dir = filepath.Join(out, s.name, s.variant)
+		if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+			return fmt.Errorf("evals: the results directory: %w", err)
+		}
+		var err error
+		// A staging directory of this process's own: two runs into one
+		// directory do not write into each other's.
+		if s.staging, s.release, err = newStaging(s.dir, drop); err != nil {
+			return fmt.Errorf("evals: the results directory: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.staging, "traces"), 0o755); err != nil {
+			return fmt.Errorf("evals: %w", err)
+		}
+	}
+	return nil
+}
+
+func unstage(sets []*set) {
+	for _, s := range sets {
+		if s.staging != "" {
+			os.RemoveAll(s.staging)
+		}
+		if s.release != nil {
+			s.release()
+		}
+	}
 }
