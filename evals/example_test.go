@@ -51,3 +51,28 @@ func ExampleFromJSONL() {
 	// sum (testdata/arithmetic.jsonl:1): "What is 17 + 26?" expects "43"
 	// product (testdata/arithmetic.jsonl:2): "What is 6 × 7?" expects "42"
 }
+
+// The merge of a sharded run: each of three CI jobs ran
+// evals.Run with Config{Shard: evals.Shard{Index: i, Of: 3}, RunID: id,
+// Out: "shard-i"}, and a last job downloaded their results under
+// "shards". (It needs the shards' results, so it is not run here.)
+func ExampleMerge() {
+	rep, err := evals.Merge(context.Background(), evals.Config{Out: "eval-results", Progress: os.Stderr}, "shards")
+	if err != nil {
+		log.Fatal(err) // a *evals.ConfigError names a missing, doubled or foreign shard
+	}
+	if c := rep.Ceiling; c != nil && !c.Held {
+		fmt.Println("the run's cost ceiling did not hold")
+	}
+	rep.WriteText(os.Stdout)
+}
+
+func ExampleParseShard() {
+	s, err := evals.ParseShard("2/3")
+	fmt.Println(s.Index, s.Of, err)
+	_, err = evals.ParseShard("4/3")
+	fmt.Println(err)
+	// Output:
+	// 2 3 <nil>
+	// shard "4/3": want i/n, from 1/n to n/n, such as 2/3
+}
