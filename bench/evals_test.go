@@ -223,7 +223,7 @@ func writeShards(tb testing.TB, n, rows int) string {
 		if err := f.Close(); err != nil {
 			tb.Fatal(err)
 		}
-		sum := evals.Summary{Eval: "bench", Variant: "baseline", Cases: cases, Reps: reps,
+		sum := evals.Summary{Eval: "bench", Variant: "baseline", Cases: cases, Reps: reps, Attempts: rows, Started: rows,
 			Metrics: []evals.MetricSummary{{ID: "correct", Kind: evals.Binary}},
 			Shard:   &evals.ShardInfo{Run: "bench-run", Index: i, Of: n, Definition: "sha256:bench", Cases: "sha256:cases", Sets: sets}}
 		b, err := json.Marshal(sum)
