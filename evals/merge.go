@@ -2,6 +2,7 @@ package evals
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +47,10 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	}
 	// Every shard's rows are read and checked before anything is written:
 	// a refused merge leaves nothing behind.
-	plan := newPlanShape(found)
+	plan, err := newPlanShape(found)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	for _, s := range sets {
 		for _, f := range found {
 			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
@@ -129,18 +133,24 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	return rep, nil
 }
 
+// maxReps bounds the repetitions of a run, and so what a merge believes
+// of one: a summary's figure sizes what the merge allocates.
+const maxReps = 100_000
+
 // planShape is what the shards' summaries say of the run's plan: enough
-// to say which eval, variant, repetition and shard each attempt is.
+// to say which eval, variant, repetition, case and shard each attempt
+// is. Every shard's summaries must say the same.
 type planShape struct {
 	evals    []string            // in the run's order
 	variants map[string][]string // an eval's variants, in the run's order
 	cases    map[string]int      // an eval's cases
 	reps, of int
+	labels   map[string]string // an eval's case, by its place in the plan: its id
 }
 
-func newPlanShape(found []shardResult) *planShape {
+func newPlanShape(found []shardResult) (*planShape, error) {
 	info := found[0].sum.Shard
-	p := &planShape{variants: map[string][]string{}, cases: map[string]int{}, reps: found[0].sum.Reps, of: info.Of}
+	p := &planShape{variants: map[string][]string{}, cases: map[string]int{}, reps: found[0].sum.Reps, of: info.Of, labels: map[string]string{}}
 	for _, key := range info.Sets {
 		e, v, _ := strings.Cut(key, "/")
 		if len(p.variants[e]) == 0 {
@@ -148,14 +158,63 @@ func newPlanShape(found []shardResult) *planShape {
 		}
 		p.variants[e] = append(p.variants[e], v)
 	}
+	if p.reps > maxReps {
+		return nil, fmt.Errorf("%s: %d repetitions: a run makes %d at most", found[0].dir, p.reps, maxReps)
+	}
 	for _, f := range found {
+		n, ok := p.cases[f.sum.Eval]
+		switch {
+		case f.sum.Reps != p.reps:
+			return nil, fmt.Errorf("the shards' summaries disagree: %s says %d repetitions, %s %d", found[0].dir, p.reps, f.dir, f.sum.Reps)
+		case ok && n != f.sum.Cases:
+			return nil, fmt.Errorf("the shards' summaries disagree: %s's eval %s has %d cases, another's %d", f.dir, f.sum.Eval, f.sum.Cases, n)
+		}
 		p.cases[f.sum.Eval] = f.sum.Cases
 	}
-	return p
+	for _, f := range found {
+		if want := p.planned(f.sum.Eval, f.sum.Shard.Index); f.sum.Attempts != want {
+			return nil, fmt.Errorf("%s (shard %d/%d) says it planned %d attempts; its share of the run is %d", f.dir, f.sum.Shard.Index, p.of, f.sum.Attempts, want)
+		}
+		if f.sum.Started < f.sum.Attempts && f.sum.Shard.Stopped == "" {
+			return nil, fmt.Errorf("%s (shard %d/%d) started %d of its %d attempts, and says nothing of why it stopped", f.dir, f.sum.Shard.Index, p.of, f.sum.Started, f.sum.Attempts)
+		}
+	}
+	return p, nil
+}
+
+// planned counts the attempts of one of eval's variants that shard
+// index makes: its cases and repetitions whose place in the plan is
+// index-1 modulo the shards.
+func (p *planShape) planned(eval string, index int) int {
+	casesPerRep, before := 0, 0
+	for _, e := range p.evals {
+		if e == eval {
+			before = casesPerRep
+		}
+		casesPerRep += p.cases[e]
+	}
+	n := 0
+	for rep := range p.reps {
+		lo := rep*casesPerRep + before
+		n += countMod(lo, lo+p.cases[eval], p.of, index-1)
+	}
+	return n
+}
+
+// countMod counts the g in [lo, hi) with g % n == r.
+func countMod(lo, hi, n, r int) int {
+	below := func(x int) int { // in [0, x)
+		if x <= r {
+			return 0
+		}
+		return (x-r-1)/n + 1
+	}
+	return below(hi) - below(lo)
 }
 
 // check says whether rows are those a shard's results may hold: as many
-// as its summary says started, each of its eval, variant and shard.
+// as its summary says started, each of its eval, variant and shard, and
+// each case with the one id every shard gives its place in the plan.
 func (p *planShape) check(f shardResult, rows []Row) error {
 	sh := f.sum.Shard
 	where := fmt.Sprintf("%s (shard %d/%d)", filepath.Join(f.dir, "rows.jsonl"), sh.Index, sh.Of)
@@ -184,6 +243,13 @@ func (p *planShape) check(f shardResult, rows []Row) error {
 					continue
 				}
 				ok = e == row.Eval && vs[off%len(vs)] == row.Variant && row.Rep == rep+1 && (group+off/len(vs))%p.of == sh.Index-1
+				if ok {
+					place := fmt.Sprintf("%s#%d", e, off/len(vs))
+					if id, seen := p.labels[place]; seen && id != row.Case {
+						return fmt.Errorf("%s:%d: attempt %d is of case %q; the other attempts of its place in the plan are of %q", where, n+1, row.Attempt, row.Case, id)
+					}
+					p.labels[place] = row.Case
+				}
 				break
 			}
 		}
@@ -204,18 +270,19 @@ type shardResult struct {
 // findShards finds the results under dirs, and the interrupted results
 // beside them (by shard), leaving out what is under out.
 func findShards(out string, dirs []string) ([]shardResult, map[int][]string, error) {
-	skip, err := filepath.Abs(out)
+	outReal, err := realPath(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("evals: %w", err)
+		return nil, nil, fmt.Errorf("evals: --out: %w", err)
 	}
 	var found []shardResult
 	interrupted := map[int][]string{}
 	seen := map[string]bool{} // a directory named twice, or inside another, is read once
 	for _, root := range dirs {
-		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		real, err := filepath.EvalSymlinks(root)
+		if st, serr := os.Stat(real); err != nil || serr != nil || !st.IsDir() {
 			return nil, nil, &ConfigError{Err: fmt.Errorf("--merge %q: not a directory of shard results", root)}
 		}
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -224,13 +291,13 @@ func findShards(out string, dirs []string) ([]shardResult, map[int][]string, err
 				if err != nil {
 					return err
 				}
-				if path != root && (strings.HasPrefix(d.Name(), ".") || abs == skip) || seen[abs] {
+				if path != real && strings.HasPrefix(d.Name(), ".") || seen[abs] {
 					return filepath.SkipDir
 				}
 				seen[abs] = true
 				return nil
 			}
-			if d.Name() != "summary.json" {
+			if d.Name() != "summary.json" || !d.Type().IsRegular() {
 				return nil
 			}
 			dir := filepath.Dir(path)
@@ -238,20 +305,27 @@ func findShards(out string, dirs []string) ([]shardResult, map[int][]string, err
 			if err := readJSON(path, &sum); err != nil {
 				return &ConfigError{Err: fmt.Errorf("a malformed shard result: %w", err)}
 			}
-			if sum.Shard == nil {
+			switch {
+			case sum.Shard == nil && sum.Shards > 0:
+				return nil // a merge's own results, such as an earlier merge into --out
+			case sum.Shard == nil:
 				return &ConfigError{Err: fmt.Errorf("%s: not a shard's results (its run had no --shard)", dir)}
 			}
 			if err := sum.Shard.valid(sum); err != nil {
 				return &ConfigError{Err: fmt.Errorf("%s: not a shard's results: %w", dir, err)}
 			}
-			if abs, _ := filepath.Abs(filepath.Dir(filepath.Dir(dir))); strings.HasPrefix(skip+string(filepath.Separator), abs+string(filepath.Separator)) {
-				return &ConfigError{Err: fmt.Errorf("--out %s is inside the results of shard %d/%d (%s): merge into a directory of its own", out, sum.Shard.Index, sum.Shard.Of, filepath.Dir(filepath.Dir(dir)))}
+			shardRoot := filepath.Dir(filepath.Dir(dir))
+			if abs, _ := filepath.Abs(shardRoot); within(outReal, abs) {
+				return &ConfigError{Err: fmt.Errorf("--out %s is inside the results of shard %d/%d (%s): merge into a directory of its own", out, sum.Shard.Index, sum.Shard.Of, shardRoot)}
 			}
 			if strings.HasSuffix(dir, ".interrupted") {
 				interrupted[sum.Shard.Index] = append(interrupted[sum.Shard.Index], dir)
 				return nil
 			}
-			found = append(found, shardResult{dir: dir, root: filepath.Dir(filepath.Dir(dir)), sum: sum})
+			if err := plainTree(filepath.Join(dir, "traces")); err != nil {
+				return &ConfigError{Err: err}
+			}
+			found = append(found, shardResult{dir: dir, root: shardRoot, sum: sum})
 			return nil
 		})
 		if err != nil {
@@ -265,6 +339,55 @@ func findShards(out string, dirs []string) ([]shardResult, map[int][]string, err
 		return nil, nil, &ConfigError{Err: fmt.Errorf("no shard results under %s (a shard's --out holds <eval>/<variant>/summary.json)", strings.Join(dirs, ", "))}
 	}
 	return found, interrupted, nil
+}
+
+// realPath is path, absolute, with the links in the part of it that
+// exists resolved: where a write under it lands.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if filepath.Dir(dir) == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// within says whether path is dir or under it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// plainTree says whether the traces directory dir, if there is one,
+// holds files and directories only: a merge copies them, and a link or
+// a pipe in a shard's results is not an attempt's trace.
+func plainTree(dir string) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory (a link, a file): not a shard's traces", dir)
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return fmt.Errorf("%s is neither a file nor a directory (a link, a pipe): not an attempt's trace", path)
+		}
+		return nil
+	})
 }
 
 // checkShards says whether found are the results of every shard of one
@@ -368,6 +491,9 @@ func readRows(path string) ([]Row, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
 		var row Row
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
 			return nil, fmt.Errorf("evals: %s:%d: %w", path, n, err)

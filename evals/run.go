@@ -424,8 +424,8 @@ func reachable(ctx context.Context, url string) error {
 func plan(cfg Config, evals []Eval) ([]*set, error) {
 	var errs []error
 	switch {
-	case cfg.Reps < 1:
-		errs = append(errs, fmt.Errorf("reps %d: want 1 or more", cfg.Reps))
+	case cfg.Reps < 1 || cfg.Reps > maxReps:
+		errs = append(errs, fmt.Errorf("reps %d: want 1 to %d", cfg.Reps, maxReps))
 	case cfg.Concurrency < 1:
 		errs = append(errs, fmt.Errorf("concurrency %d: want 1 or more", cfg.Concurrency))
 	case cfg.Cases < 0:

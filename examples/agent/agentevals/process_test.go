@@ -365,39 +365,55 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 		}
 	}
 	s := func(i int) string { return filepath.Join(shards, fmt.Sprintf("shard-%d", i)) }
-	// edited copies every shard's results and edits one file of shard 1.
-	edited := func(name, file string, edit func([]byte) []byte) string {
+	// edited copies every shard's results and edits files of shard 1's
+	// baseline: file, edit, file, edit...
+	type edit struct {
+		file string
+		f    func([]byte) []byte
+	}
+	edited := func(name string, edits ...edit) string {
 		dir := filepath.Join(t.TempDir(), name)
 		if err := os.CopyFS(dir, os.DirFS(shards)); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(dir, "shard-1", "answers", "baseline", file)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, edit(b), 0o644); err != nil {
-			t.Fatal(err)
+		for _, e := range edits {
+			path := filepath.Join(dir, "shard-1", "answers", "baseline", e.file)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, e.f(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return dir
 	}
-	climbing := edited("climbing", "summary.json", func(b []byte) []byte {
-		b = bytes.Replace(b, []byte(`"eval": "answers"`), []byte(`"eval": ".."`), 1)
-		return bytes.Replace(b, []byte(`"variant": "baseline"`), []byte(`"variant": "victim"`), 1)
-	})
+	replace := func(file, old, new string) edit {
+		return edit{file, func(b []byte) []byte { return bytes.Replace(b, []byte(old), []byte(new), 1) }}
+	}
+	climbing := edited("climbing", replace("summary.json", `"eval": "answers"`, `"eval": ".."`), replace("summary.json", `"variant": "baseline"`, `"variant": "victim"`))
 	victim := filepath.Join(filepath.Dir(climbing), "victim")
 	if err := os.MkdirAll(victim, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lastLine := func(b []byte) []byte {
+	lastLine := edit{"rows.jsonl", func(b []byte) []byte {
 		lines := bytes.SplitAfter(bytes.TrimSpace(b), []byte("\n"))
 		return bytes.Join(lines[:len(lines)-1], nil)
+	}}
+	short := edited("short", lastLine)
+	unexplained := edited("unexplained", lastLine, replace("summary.json", `"started": 3`, `"started": 2`))
+	forged := edited("forged", replace("rows.jsonl", `"attempt":1,`, `"attempt":2,`))
+	relabelled := edited("relabelled", replace("rows.jsonl", `"case":"`, `"case":"zz-`))
+	reps := edited("reps", replace("summary.json", `"reps": 2`, `"reps": 3`))
+	malformed := edited("malformed", edit{"summary.json", func(b []byte) []byte { return b[:len(b)/2] }})
+	linked := edited("linked")
+	traces := filepath.Join(linked, "shard-1", "answers", "baseline", "traces")
+	if err := os.RemoveAll(traces); err != nil {
+		t.Fatal(err)
 	}
-	short := edited("short", "rows.jsonl", lastLine)
-	forged := edited("forged", "rows.jsonl", func(b []byte) []byte {
-		return bytes.Replace(b, []byte(`"attempt":1,`), []byte(`"attempt":2,`), 1)
-	})
-	malformed := edited("malformed", "summary.json", func(b []byte) []byte { return b[:len(b)/2] })
+	if err := os.Symlink(victim, traces); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		dirs []string
@@ -411,9 +427,17 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 		{"fewer rows than the summary says", []string{short}, "rows.jsonl (shard 1/3) holds 2 rows; its summary says 3 attempts started"},
 		{"a row of another shard's", []string{forged}, "rows.jsonl (shard 1/3):1: attempt 2 (answers/baseline "},
 		{"a malformed summary", []string{malformed}, "a malformed shard result: "},
+		{"unstarted attempts without a reason", []string{unexplained}, "(shard 1/3) started 2 of its 3 attempts, and says nothing of why it stopped"},
+		{"a relabelled case", []string{relabelled}, "the other attempts of its place in the plan are of"},
+		{"repetitions that disagree", []string{reps}, "the shards' summaries disagree: "},
+		{"traces that are a link", []string{linked}, "is not a directory (a link, a file): not a shard's traces"},
+		{"an --out inside a shard's results", []string{shards}, "is inside the results of shard 1/3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
+			if strings.HasPrefix(tc.name, "an --out inside") {
+				out = filepath.Join(s(1), "merged")
+			}
 			var args []string
 			for _, d := range tc.dirs {
 				args = append(args, "--merge", d)
@@ -430,8 +454,12 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 	if entries, err := os.ReadDir(victim); err != nil || len(entries) != 0 {
 		t.Fatalf("a merge wrote outside its --out: %v %v", entries, err)
 	}
-	// A directory named twice is read once.
-	if code, p := gw.run(t, "", "--merge", shards, "--merge", s(2), "--merge", shards, "--out", filepath.Join(t.TempDir(), "again")); code != 0 {
+	// A directory named twice is read once; a link to one is followed.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(shards, link); err != nil {
+		t.Fatal(err)
+	}
+	if code, p := gw.run(t, "", "--merge", link, "--merge", s(2), "--merge", shards, "--out", filepath.Join(t.TempDir(), "again")); code != 0 {
 		t.Fatalf("the shards named twice: exit %d\n%s", code, p.errText())
 	}
 }
