@@ -310,7 +310,7 @@ func Run(ctx context.Context, cfg Config, evals ...Eval) (*Report, error) {
 		for _, s := range sets {
 			r.shard.Sets = append(r.shard.Sets, s.name+"/"+s.variant)
 		}
-		if cfg.MaxCostUSD > 0 {
+		if cfg.MaxCostUSD > 0 && len(all) > 0 {
 			r.ceiling = cfg.MaxCostUSD * float64(len(attempts)) / float64(len(all))
 			r.shard.CeilingShareUSD = r.ceiling
 		}
