@@ -69,6 +69,18 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 			return nil, &ConfigError{Err: err}
 		}
 	}
+	// What the merge replaces under --out holds no shard's results.
+	for _, s := range sets {
+		target, err := realPath(filepath.Join(cfg.Out, s.name, s.variant))
+		if err != nil {
+			return nil, fmt.Errorf("evals: --out: %w", err)
+		}
+		for _, f := range found {
+			if abs, _ := filepath.Abs(f.dir); within(abs, target) {
+				return nil, &ConfigError{Err: fmt.Errorf("--out %s: the merge would replace %s, which holds the results of shard %d/%d: merge into a directory of its own", cfg.Out, target, f.sum.Shard.Index, f.sum.Shard.Of)}
+			}
+		}
+	}
 	first := found[0].sum
 	r := &runner{cfg: cfg}
 	r.logf("evals: merging the %d shards of run %s: %d results (an eval and a variant each)", first.Shard.Of, first.Shard.Run, len(sets))
@@ -133,9 +145,12 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	return rep, nil
 }
 
-// maxReps bounds the repetitions of a run, and so what a merge believes
-// of one: a summary's figure sizes what the merge allocates.
-const maxReps = 100_000
+// maxReps and maxCases bound a run, and so what a merge believes of
+// one: a summary's figures size what the merge allocates.
+const (
+	maxReps  = 100_000
+	maxCases = 10_000_000
+)
 
 // planShape is what the shards' summaries say of the run's plan: enough
 // to say which eval, variant, repetition, case and shard each attempt
@@ -146,20 +161,18 @@ type planShape struct {
 	cases    map[string]int      // an eval's cases
 	reps, of int
 	labels   map[string]string // an eval's case, by its place in the plan: its id
+	places   map[string]string // an eval's case, by its id: its place
 }
 
 func newPlanShape(found []shardResult) (*planShape, error) {
 	info := found[0].sum.Shard
-	p := &planShape{variants: map[string][]string{}, cases: map[string]int{}, reps: found[0].sum.Reps, of: info.Of, labels: map[string]string{}}
+	p := &planShape{variants: map[string][]string{}, cases: map[string]int{}, reps: found[0].sum.Reps, of: info.Of, labels: map[string]string{}, places: map[string]string{}}
 	for _, key := range info.Sets {
 		e, v, _ := strings.Cut(key, "/")
 		if len(p.variants[e]) == 0 {
 			p.evals = append(p.evals, e)
 		}
 		p.variants[e] = append(p.variants[e], v)
-	}
-	if p.reps > maxReps {
-		return nil, fmt.Errorf("%s: %d repetitions: a run makes %d at most", found[0].dir, p.reps, maxReps)
 	}
 	for _, f := range found {
 		n, ok := p.cases[f.sum.Eval]
@@ -248,7 +261,10 @@ func (p *planShape) check(f shardResult, rows []Row) error {
 					if id, seen := p.labels[place]; seen && id != row.Case {
 						return fmt.Errorf("%s:%d: attempt %d is of case %q; the other attempts of its place in the plan are of %q", where, n+1, row.Attempt, row.Case, id)
 					}
-					p.labels[place] = row.Case
+					if at, seen := p.places[e+"/"+row.Case]; seen && at != place {
+						return fmt.Errorf("%s:%d: attempt %d is of case %q, which another place in the plan holds", where, n+1, row.Attempt, row.Case)
+					}
+					p.labels[place], p.places[e+"/"+row.Case] = row.Case, place
 				}
 				break
 			}

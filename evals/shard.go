@@ -146,8 +146,10 @@ func (sh *ShardInfo) valid(sum Summary) error {
 		return fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", sh.Run)
 	case sh.Of < 1 || sh.Index < 1 || sh.Index > sh.Of:
 		return fmt.Errorf("shard %d/%d: want i/n, from 1/n to n/n", sh.Index, sh.Of)
-	case sum.Reps < 1 || sum.Cases < 0:
-		return fmt.Errorf("%d cases × %d reps", sum.Cases, sum.Reps)
+	case sum.Reps < 1 || sum.Reps > maxReps:
+		return fmt.Errorf("%d repetitions: a run makes 1 to %d", sum.Reps, maxReps)
+	case sum.Cases < 0 || sum.Cases > maxCases:
+		return fmt.Errorf("%d cases: an eval has 0 to %d", sum.Cases, maxCases)
 	case !slices.Contains(sh.Sets, sum.Eval+"/"+sum.Variant):
 		return fmt.Errorf("%s/%s is not among the run's results (%s)", sum.Eval, sum.Variant, strings.Join(sh.Sets, ", "))
 	}

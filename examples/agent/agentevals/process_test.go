@@ -377,13 +377,19 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range edits {
-			path := filepath.Join(dir, "shard-1", "answers", "baseline", e.file)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+			paths := []string{filepath.Join(dir, "shard-1", "answers", "baseline", e.file)}
+			if every, ok := strings.CutPrefix(e.file, "every "); ok {
+				// The file of every shard's every result.
+				paths, _ = filepath.Glob(filepath.Join(dir, "shard-*", "answers", "*", every))
 			}
-			if err := os.WriteFile(path, e.f(b), 0o644); err != nil {
-				t.Fatal(err)
+			for _, path := range paths {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, e.f(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		return dir
@@ -405,6 +411,18 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 	forged := edited("forged", replace("rows.jsonl", `"attempt":1,`, `"attempt":2,`))
 	relabelled := edited("relabelled", replace("rows.jsonl", `"case":"`, `"case":"zz-`))
 	reps := edited("reps", replace("summary.json", `"reps": 2`, `"reps": 3`))
+	huge := edited("huge", replace("summary.json", `"reps": 2`, `"reps": 2000000000`))
+	relabelledAll := edited("relabelled-all", edit{"every rows.jsonl", func(b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte(`"case":"`+cs[0].ID+`"`), []byte(`"case":"`+cs[1].ID+`"`))
+	}})
+	// A shard's results where the merge into the directory holding them
+	// would write: DIR/answers/baseline.
+	nested := filepath.Join(t.TempDir(), "nested")
+	for i, at := range []string{filepath.Join("answers", "baseline"), "s2", "s3"} {
+		if err := os.CopyFS(filepath.Join(nested, at), os.DirFS(filepath.Join(shards, fmt.Sprintf("shard-%d", i+1)))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	malformed := edited("malformed", edit{"summary.json", func(b []byte) []byte { return b[:len(b)/2] }})
 	linked := edited("linked")
 	traces := filepath.Join(linked, "shard-1", "answers", "baseline", "traces")
@@ -432,11 +450,17 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 		{"repetitions that disagree", []string{reps}, "the shards' summaries disagree: "},
 		{"traces that are a link", []string{linked}, "is not a directory (a link, a file): not a shard's traces"},
 		{"an --out inside a shard's results", []string{shards}, "is inside the results of shard 1/3"},
+		{"repetitions past any run's", []string{huge}, "2000000000 repetitions: a run makes 1 to 100000"},
+		{"a case relabelled everywhere", []string{relabelledAll}, "which another place in the plan holds"},
+		{"a shard where the merge would write", []string{nested}, "which holds the results of shard 1/3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
-			if strings.HasPrefix(tc.name, "an --out inside") {
+			switch {
+			case strings.HasPrefix(tc.name, "an --out inside"):
 				out = filepath.Join(s(1), "merged")
+			case strings.HasPrefix(tc.name, "a shard where the merge would write"):
+				out = nested
 			}
 			var args []string
 			for _, d := range tc.dirs {
@@ -446,13 +470,16 @@ func TestThreeShardsMergedAreOneRun(t *testing.T) {
 			if code != 2 || !strings.Contains(p.errText(), tc.want) {
 				t.Fatalf("exit %d, want 2 and %q:\n%s", code, tc.want, p.errText())
 			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
+			if _, err := os.Stat(out); out != nested && !os.IsNotExist(err) {
 				t.Fatalf("a refused merge wrote %s: %v", out, err)
 			}
 		})
 	}
 	if entries, err := os.ReadDir(victim); err != nil || len(entries) != 0 {
 		t.Fatalf("a merge wrote outside its --out: %v %v", entries, err)
+	}
+	if !slices.Equal(tree(t, filepath.Join(nested, "answers", "baseline")), tree(t, s(1))) {
+		t.Fatalf("a refused merge changed the shard results it would have replaced")
 	}
 	// A directory named twice is read once; a link to one is followed.
 	link := filepath.Join(t.TempDir(), "link")
