@@ -37,11 +37,7 @@ func newDatabases(server string, n, ahead int, note func(name string), logf func
 		defer close(d.ready)
 		for range n {
 			var db database
-			if server != "" {
-				db.url, db.drop, db.err = pgtest.DatabaseOn(context.Background(), server)
-			} else {
-				db.url, db.drop, db.err = pgtest.Database(context.Background())
-			}
+			db.url, db.drop, db.err = pgtest.DatabaseOn(context.Background(), server)
 			if db.err == nil {
 				if u, err := url.Parse(db.url); err == nil {
 					note(strings.TrimPrefix(u.Path, "/"))

@@ -93,8 +93,12 @@ func Server() (string, error) {
 }
 
 // DatabaseOn is Database on the server at adminURL (a postgres:// URL of
-// a user allowed to create databases) instead of the test server.
+// a user allowed to create databases) instead of the test server; ""
+// is the test server.
 func DatabaseOn(ctx context.Context, adminURL string) (string, func() error, error) {
+	if adminURL == "" {
+		return Database(ctx)
+	}
 	admin, err := url.Parse(adminURL)
 	if err != nil || (admin.Scheme != "postgres" && admin.Scheme != "postgresql") {
 		return "", nil, fmt.Errorf("pgtest: want a postgres:// URL of the server to make databases on, got %q", redacted(adminURL))
