@@ -51,11 +51,12 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	// of are the shards' results of one set.
+	of := func(s *set) []shardResult {
+		return slices.DeleteFunc(slices.Clone(found), func(f shardResult) bool { return f.sum.Eval != s.name || f.sum.Variant != s.variant })
+	}
 	for _, s := range sets {
-		for _, f := range found {
-			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
-				continue
-			}
+		for _, f := range of(s) {
 			rows, err := readRows(filepath.Join(f.dir, "rows.jsonl"))
 			if err != nil {
 				return nil, &ConfigError{Err: err}
@@ -92,10 +93,7 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, f := range found {
-			if f.sum.Eval != s.name || f.sum.Variant != s.variant {
-				continue
-			}
+		for _, f := range of(s) {
 			if traces := filepath.Join(f.dir, "traces"); hasEntries(traces) {
 				if err := os.CopyFS(filepath.Join(s.staging, "traces"), os.DirFS(traces)); err != nil {
 					return nil, fmt.Errorf("evals: the traces of %s: %w", f.dir, err)
@@ -160,8 +158,11 @@ type planShape struct {
 	variants map[string][]string // an eval's variants, in the run's order
 	cases    map[string]int      // an eval's cases
 	reps, of int
-	labels   map[string]string // an eval's case, by its place in the plan: its id
-	places   map[string]string // an eval's case, by its id: its place
+	// casesPerRep and perRep count a repetition's cases and attempts,
+	// every eval's.
+	casesPerRep, perRep int
+	labels              map[string]string // an eval's case, by its place in the plan: its id
+	places              map[string]string // an eval's case, by its id: its place
 }
 
 func newPlanShape(found []shardResult) (*planShape, error) {
@@ -184,6 +185,10 @@ func newPlanShape(found []shardResult) (*planShape, error) {
 		}
 		p.cases[f.sum.Eval] = f.sum.Cases
 	}
+	for _, e := range p.evals {
+		p.casesPerRep += p.cases[e]
+		p.perRep += p.cases[e] * len(p.variants[e])
+	}
 	for _, f := range found {
 		if want := p.planned(f.sum.Eval, f.sum.Shard.Index); f.sum.Attempts != want {
 			return nil, fmt.Errorf("%s (shard %d/%d) says it planned %d attempts; its share of the run is %d", f.dir, f.sum.Shard.Index, p.of, f.sum.Attempts, want)
@@ -199,16 +204,16 @@ func newPlanShape(found []shardResult) (*planShape, error) {
 // index makes: its cases and repetitions whose place in the plan is
 // index-1 modulo the shards.
 func (p *planShape) planned(eval string, index int) int {
-	casesPerRep, before := 0, 0
+	before := 0 // the cases of the evals before eval in a repetition
 	for _, e := range p.evals {
 		if e == eval {
-			before = casesPerRep
+			break
 		}
-		casesPerRep += p.cases[e]
+		before += p.cases[e]
 	}
 	n := 0
 	for rep := range p.reps {
-		lo := rep*casesPerRep + before
+		lo := rep*p.casesPerRep + before
 		n += countMod(lo, lo+p.cases[eval], p.of, index-1)
 	}
 	return n
@@ -234,20 +239,12 @@ func (p *planShape) check(f shardResult, rows []Row) error {
 	if len(rows) != f.sum.Started {
 		return fmt.Errorf("%s holds %d rows; its summary says %d attempts started", where, len(rows), f.sum.Started)
 	}
-	perRep := 0
-	for _, e := range p.evals {
-		perRep += p.cases[e] * len(p.variants[e])
-	}
-	casesPerRep := 0
-	for _, e := range p.evals {
-		casesPerRep += p.cases[e]
-	}
 	for n, row := range rows {
 		a := row.Attempt - 1
-		ok := a >= 0 && perRep > 0 && a < perRep*p.reps && row.Eval == f.sum.Eval && row.Variant == f.sum.Variant
+		ok := a >= 0 && p.perRep > 0 && a < p.perRep*p.reps && row.Eval == f.sum.Eval && row.Variant == f.sum.Variant
 		if ok {
-			rep, off := a/perRep, a%perRep
-			group := rep * casesPerRep
+			rep, off := a/p.perRep, a%p.perRep
+			group := rep * p.casesPerRep
 			for _, e := range p.evals {
 				vs := p.variants[e]
 				if size := p.cases[e] * len(vs); off >= size {
