@@ -122,7 +122,7 @@ func Merge(ctx context.Context, cfg Config, dirs ...string) (*Report, error) {
 		// The run's ceiling: a shard that stopped at its share says so
 		// in Stopped.
 		c.Reached = rep.PricedCostUSD >= c.MaxUSD
-		c.Held = rep.PricedCostUSD <= c.MaxUSD && c.CannotHold == ""
+		c.hold(rep.PricedCostUSD)
 	}
 	for i := range rep.Runs {
 		rep.Runs[i].Shards = rep.Shards

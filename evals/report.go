@@ -65,6 +65,10 @@ type Ceiling struct {
 	FailedUnknown int `json:"failedUnknown,omitempty"`
 }
 
+// hold says whether the ceiling held for a run whose requests of known
+// cost cost priced.
+func (c *Ceiling) hold(priced float64) { c.Held = priced <= c.MaxUSD && c.CannotHold == "" }
+
 // Planned is an attempt a dry run would make.
 type Planned struct {
 	Eval    string `json:"eval"`
@@ -187,7 +191,7 @@ func (r *runner) report(sets []*set) *Report {
 	}
 	if r.cfg.MaxCostUSD > 0 && !r.cfg.DryRun {
 		rep.Ceiling = &Ceiling{MaxUSD: r.ceiling, Reached: r.spent >= r.ceiling, CannotHold: r.cannotHold, FailedUnknown: failedUnknown}
-		rep.Ceiling.Held = rep.PricedCostUSD <= r.ceiling && r.cannotHold == ""
+		rep.Ceiling.hold(rep.PricedCostUSD)
 		if r.shard != nil {
 			rep.Ceiling.ShareOfUSD = r.cfg.MaxCostUSD
 		}

@@ -434,7 +434,7 @@ func plan(cfg Config, evals []Eval) ([]*set, error) {
 		errs = append(errs, fmt.Errorf("max cost %v: want a positive number of US dollars, or 0 for none", cfg.MaxCostUSD))
 	case cfg.Timeout < 0:
 		errs = append(errs, fmt.Errorf("timeout %s: want a positive duration", cfg.Timeout))
-	case cfg.Shard != Shard{} && (cfg.Shard.Of < 1 || cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Of):
+	case cfg.Shard != Shard{} && !cfg.Shard.valid():
 		errs = append(errs, fmt.Errorf("shard %s: want i/n, from 1/n to n/n", cfg.Shard))
 	case cfg.Shard.Of > 0 && cfg.RunID == "" && !cfg.DryRun:
 		errs = append(errs, errors.New("a sharded run needs the id of the run its shards share, the same in each: --run-id or $AGENTVCR_RUN_ID (Config.RunID)"))

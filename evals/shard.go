@@ -30,11 +30,14 @@ func ParseShard(s string) (Shard, error) {
 	i, n, ok := strings.Cut(s, "/")
 	index, err1 := strconv.Atoi(i)
 	of, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || of < 1 || index < 1 || index > of {
-		return Shard{}, fmt.Errorf("shard %q: want i/n, from 1/n to n/n, such as 2/3", s)
+	if sh := (Shard{Index: index, Of: of}); ok && err1 == nil && err2 == nil && sh.valid() {
+		return sh, nil
 	}
-	return Shard{Index: index, Of: of}, nil
+	return Shard{}, fmt.Errorf("shard %q: want i/n, from 1/n to n/n, such as 2/3", s)
 }
+
+// valid says whether s is one of its run's parts: 1/n to n/n.
+func (s Shard) valid() bool { return s.Of >= 1 && s.Index >= 1 && s.Index <= s.Of }
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Of) }
 
@@ -144,7 +147,7 @@ func (sh *ShardInfo) valid(sum Summary) error {
 		return fmt.Errorf("eval %q, variant %q: want letters, digits, '.', '_' and '-'", sum.Eval, sum.Variant)
 	case !namePattern.MatchString(sh.Run):
 		return fmt.Errorf("run id %q: want letters, digits, '.', '_' and '-'", sh.Run)
-	case sh.Of < 1 || sh.Index < 1 || sh.Index > sh.Of:
+	case !(Shard{Index: sh.Index, Of: sh.Of}).valid():
 		return fmt.Errorf("shard %d/%d: want i/n, from 1/n to n/n", sh.Index, sh.Of)
 	case sum.Reps < 1 || sum.Reps > maxReps:
 		return fmt.Errorf("%d repetitions: a run makes 1 to %d", sum.Reps, maxReps)
