@@ -33,9 +33,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(serverRoleEnv) != "" {
 		os.Exit(serveLoad())
 	}
-	if dir := os.Getenv(scaleRoleEnv); dir != "" {
-		os.Exit(startProxy(dir))
-	}
 	code := pgtest.Main(m)
 	if recorderBuild.dir != "" {
 		os.RemoveAll(recorderBuild.dir)

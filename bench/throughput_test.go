@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -27,7 +26,6 @@ import (
 	"time"
 
 	"github.com/agentvcr/agentvcr/proxy"
-	"github.com/agentvcr/agentvcr/proxy/ca"
 )
 
 // jsonRequest is a 117-byte model request.
@@ -51,21 +49,16 @@ func sseEvents() []string {
 }
 
 // loadServer is what the server side tells the benchmark: where the
-// upstream and the proxy listen, and the CA certificates to trust.
+// upstream listens, and its CA certificate.
 type loadServer struct {
-	Upstream, Proxy     string
-	UpstreamCA, ProxyCA []byte
-	// Mitm and MitmCA are mitmproxy's server replay of the same
-	// exchanges, when mitmdump is installed.
-	Mitm   string
-	MitmCA []byte
+	Upstream   string
+	UpstreamCA []byte
 
 	pid int // the server's process, whose CPU time is measured
 }
 
-// serveLoad is the server side: a local TLS upstream, and agentvcr's
-// proxy replaying what it recorded from it. It prints a loadServer line
-// and serves until its stdin closes.
+// serveLoad is the server side: a local TLS upstream. It prints a
+// loadServer line and serves until its stdin closes.
 func serveLoad() int {
 	events := sseEvents()
 	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,113 +78,214 @@ func serveLoad() int {
 	upstream.Config.ErrorLog = log.New(io.Discard, "", 0)
 	upstream.StartTLS()
 	defer upstream.Close()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "load server:", err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "agentvcr-load-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(dir)
-	authority, err := ca.Load(filepath.Join(dir, "ca"))
-	if err != nil {
-		return fail(err)
-	}
-	rules := []proxy.Rule{{Name: "model", Method: "POST", URLPrefix: upstream.URL + "/"}}
-	rec := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeRecord, Dir: dir,
-		Upstream: upstream.Client().Transport.(*http.Transport).Clone(), Rules: rules}
-	recSrv := httptest.NewServer(rec)
-	client := trusting(recSrv.URL, authority.Cert.Raw)
-	for _, path := range []string{"/v1/messages", "/v1/stream"} {
-		if _, err := fetch(client, upstream.URL+path, jsonRequest); err != nil {
-			return fail(err)
-		}
-	}
-	recSrv.Close()
-	if err := rec.Flush(); err != nil {
-		return fail(err)
-	}
-	replay := &proxy.Proxy{CA: authority, Allow: []string{upstream.URL}, Mode: proxy.ModeReplay, Dir: dir, Rules: rules}
-	srv := httptest.NewServer(replay)
-	defer srv.Close()
-	ls := loadServer{Upstream: upstream.URL, Proxy: srv.URL, UpstreamCA: upstream.Certificate().Raw, ProxyCA: authority.Cert.Raw}
-	if _, err := exec.LookPath("mitmdump"); err == nil {
-		stop, err := mitmReplay(&ls, filepath.Join(dir, "mitm"))
-		if err != nil {
-			return fail(err)
-		}
-		defer stop()
-	}
-	line, _ := json.Marshal(ls)
+	line, _ := json.Marshal(loadServer{Upstream: upstream.URL, UpstreamCA: upstream.Certificate().Raw})
 	fmt.Println(string(line))
 	io.Copy(io.Discard, os.Stdin)
 	return 0
 }
 
-// mitmReplay records the two exchanges through mitmdump, then starts
-// mitmdump's server replay of them (server_replay_nopop, so that each
-// serves again and again), and sets ls.Mitm and ls.MitmCA.
-func mitmReplay(ls *loadServer, dir string) (stop func(), err error) {
-	flows := filepath.Join(dir, "flows")
-	start := func(args ...string) (*exec.Cmd, string, error) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, "", err
-		}
-		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-		cmd := exec.Command("mitmdump", append([]string{"-q", "--listen-host", "127.0.0.1", "--listen-port", port,
-			"--set", "confdir=" + dir, "--set", "connection_strategy=lazy"}, args...)...)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			return nil, "", err
-		}
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
-				c.Close()
-				return cmd, "http://127.0.0.1:" + port, nil
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				return nil, "", fmt.Errorf("mitmdump did not listen on %s within 30 s", port)
-			}
-		}
-	}
-	end := func(cmd *exec.Cmd) {
-		cmd.Process.Signal(os.Interrupt) // mitmdump writes its flows as it stops
-		cmd.Wait()
-	}
-	rec, recURL, err := start("--ssl-insecure", "-w", flows)
+// server is a process of the benchmark's server side, pinned to the
+// server's core: a proxy, or mitmdump.
+type server struct {
+	url     string // where it listens
+	ca      []byte // the CA certificate its clients trust
+	pid     int
+	startMs float64 // how long bench/proxyonly took to start its proxy
+}
+
+// serverCore is the core the server side is pinned to, the last; the
+// client runs on the others (see startPinned).
+func serverCore() string { return strconv.Itoa(runtime.NumCPU() - 1) }
+
+// recorderProxy runs `recorder proxy` as a user does, pinned to the
+// server's core, with args added, its log written to a file as a CI job
+// keeps it, and returns once it is ready. It stops at the benchmark's
+// end, or when the returned function is called, which waits for it to
+// write what it recorded.
+func recorderProxy(b *testing.B, caDir string, args ...string) (*server, func()) {
+	b.Helper()
+	logFile, err := os.Create(filepath.Join(b.TempDir(), "proxy.log"))
 	if err != nil {
-		return nil, err
+		b.Fatal(err)
 	}
-	caPEM, err := os.ReadFile(filepath.Join(dir, "mitmproxy-ca-cert.pem"))
+	cmd := exec.Command("taskset", append([]string{"-c", serverCore(), buildRecorder(b), "proxy", "--listen", "127.0.0.1:0",
+		"--control", "127.0.0.1:0", "--ca-dir", caDir, "--exit-on-stdin-close"}, args...)...)
+	cmd.Stderr = logFile
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		end(rec)
-		return nil, err
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stdin.Close()
+			cmd.Wait()
+			logFile.Close()
+		})
+	}
+	b.Cleanup(stop)
+	return readyServer(b, stdout, cmd.Process.Pid), stop
+}
+
+// replayProxies records the upstream's two exchanges through `recorder
+// proxy --mode record`, then starts three replays of them: one logging
+// each exchange, as the proxy does by default, one with --quiet, and
+// bench/proxyonly.
+func replayProxies(b *testing.B, ls *loadServer) (logging, quiet, lean *server) {
+	b.Helper()
+	dir := b.TempDir()
+	caDir, cassettes, upstreamCA := filepath.Join(dir, "ca"), filepath.Join(dir, "cassettes"), filepath.Join(dir, "upstream.pem")
+	if err := os.WriteFile(upstreamCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ls.UpstreamCA}), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	rec, stop := recorderProxy(b, caDir, "--mode", "record", "--dir", cassettes, "--allow", ls.Upstream, "--upstream-ca", upstreamCA)
+	client := trusting(rec.url, rec.ca)
+	for _, path := range []string{"/v1/messages", "/v1/stream"} {
+		if _, err := fetch(client, ls.Upstream+path, jsonRequest); err != nil {
+			b.Fatal(err)
+		}
+	}
+	client.CloseIdleConnections()
+	stop()
+	logging, _ = recorderProxy(b, caDir, "--mode", "replay", "--dir", cassettes, "--allow", ls.Upstream)
+	quiet, _ = recorderProxy(b, caDir, "--mode", "replay", "--dir", cassettes, "--allow", ls.Upstream, "--quiet")
+	lean, _ = proxyOnly(b, caDir, cassettes, ls.Upstream)
+	return logging, quiet, lean
+}
+
+// proxyOnlyBuild is bench/proxyonly, built once per test binary on first
+// use, beside the recorder binary.
+var proxyOnlyBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// proxyOnly starts bench/proxyonly replaying the cassettes in dir, pinned
+// to the server's core. It stops at the benchmark's end, or when the
+// returned function is called.
+func proxyOnly(b *testing.B, caDir, dir, origin string) (*server, func()) {
+	b.Helper()
+	pb := &proxyOnlyBuild
+	pb.once.Do(func() {
+		pb.bin = filepath.Join(filepath.Dir(buildRecorder(b)), "proxyonly")
+		if out, err := exec.Command("go", "build", "-o", pb.bin, "github.com/agentvcr/agentvcr/bench/proxyonly").CombinedOutput(); err != nil {
+			pb.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if pb.err != nil {
+		b.Fatal(pb.err)
+	}
+	cmd := exec.Command("taskset", "-c", serverCore(), pb.bin, caDir, dir, origin)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stdin.Close()
+			cmd.Wait()
+		})
+	}
+	b.Cleanup(stop)
+	return readyServer(b, stdout, cmd.Process.Pid), stop
+}
+
+// readyServer reads a proxy's ready line, {"proxy": URL, "ca": PATH}.
+func readyServer(b *testing.B, stdout io.Reader, pid int) *server {
+	b.Helper()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the proxy printed no ready line: %v", err)
+	}
+	var ready struct {
+		Proxy, CA string
+		StartMs   float64
+	}
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		b.Fatalf("the proxy said %q: %v", line, err)
+	}
+	caPEM, err := os.ReadFile(ready.CA)
+	if err != nil {
+		b.Fatal(err)
 	}
 	block, _ := pem.Decode(caPEM)
 	if block == nil {
-		end(rec)
-		return nil, errors.New("mitmproxy's CA certificate holds no PEM block")
+		b.Fatalf("%s holds no PEM block", ready.CA)
+	}
+	return &server{url: ready.Proxy, ca: block.Bytes, pid: pid, startMs: ready.StartMs}
+}
+
+// mitmReplay records the two exchanges through mitmdump, then starts
+// mitmdump's server replay of them (server_replay_nopop, so that each
+// serves again and again), pinned to the server's core.
+func mitmReplay(b *testing.B, ls *loadServer) *server {
+	b.Helper()
+	dir := b.TempDir()
+	flows := filepath.Join(dir, "flows")
+	start := func(args ...string) (*exec.Cmd, string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		cmd := exec.Command("taskset", append([]string{"-c", serverCore(), "mitmdump", "-q", "--listen-host", "127.0.0.1", "--listen-port", port,
+			"--set", "confdir=" + dir, "--set", "connection_strategy=lazy"}, args...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			cmd.Process.Signal(os.Interrupt) // mitmdump writes its flows as it stops
+			cmd.Wait()
+		})
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+				c.Close()
+				return cmd, "http://127.0.0.1:" + port
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("mitmdump did not listen on %s within 30 s", port)
+			}
+		}
+	}
+	rec, recURL := start("--ssl-insecure", "-w", flows)
+	caPEM, err := os.ReadFile(filepath.Join(dir, "mitmproxy-ca-cert.pem"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	block, _ := pem.Decode(caPEM)
+	if block == nil {
+		b.Fatal("mitmproxy's CA certificate holds no PEM block")
 	}
 	client := trusting(recURL, block.Bytes)
 	for _, path := range []string{"/v1/messages", "/v1/stream"} {
 		if _, err := fetch(client, ls.Upstream+path, jsonRequest); err != nil {
-			end(rec)
-			return nil, fmt.Errorf("recording through mitmdump: %w", err)
+			b.Fatalf("recording through mitmdump: %v", err)
 		}
 	}
 	client.CloseIdleConnections()
-	end(rec)
-	replay, replayURL, err := start("--server-replay", flows, "--set", "server_replay_nopop=true")
-	if err != nil {
-		return nil, err
-	}
-	ls.Mitm, ls.MitmCA = replayURL, block.Bytes
-	return func() { end(replay) }, nil
+	rec.Process.Signal(os.Interrupt)
+	rec.Wait()
+	replay, replayURL := start("--server-replay", flows, "--set", "server_replay_nopop=true")
+	return &server{url: replayURL, ca: block.Bytes, pid: replay.Process.Pid}
 }
 
 // trusting is a client that trusts the certificate ca, through the proxy
@@ -227,16 +321,10 @@ func startLoadServer(b *testing.B) *loadServer {
 // reads.
 func startPinned(b *testing.B, v any, env ...string) (stop func() string, pid int) {
 	b.Helper()
-	cores := runtime.NumCPU()
-	if cores < 2 {
+	if runtime.NumCPU() < 2 {
 		b.Fatal("the load needs two cores: one for the client, one for the server")
 	}
-	server := strconv.Itoa(cores - 1)
-	client := "0"
-	if cores > 2 {
-		client = "0-" + strconv.Itoa(cores-2)
-	}
-	cmd := exec.Command("taskset", "-c", server, os.Args[0], "-test.run=^$")
+	cmd := exec.Command("taskset", "-c", serverCore(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -270,15 +358,30 @@ func startPinned(b *testing.B, v any, env ...string) (stop func() string, pid in
 	if err := json.Unmarshal([]byte(line), v); err != nil {
 		b.Fatalf("the load server said %q: %v", line, err)
 	}
+	pinClient(b)
+	return stop, pid
+}
+
+// pinClient pins this process, the client side of a load, to every core
+// but the server's until the benchmark ends.
+func pinClient(b *testing.B) {
+	b.Helper()
+	cores := runtime.NumCPU()
+	if cores < 2 {
+		b.Fatal("the load needs two cores: one for the client, one for the server")
+	}
+	client := "0"
+	if cores > 2 {
+		client = "0-" + strconv.Itoa(cores-2)
+	}
 	if out, err := exec.Command("taskset", "-a", "-p", "-c", client, strconv.Itoa(os.Getpid())).CombinedOutput(); err != nil {
-		b.Fatalf("taskset: %v: %s", err, out)
+		b.Fatalf("taskset (util-linux) pins the client: %v: %s", err, out)
 	}
 	procs := runtime.GOMAXPROCS(max(1, cores-1))
 	b.Cleanup(func() {
 		runtime.GOMAXPROCS(procs)
 		exec.Command("taskset", "-a", "-p", "-c", "0-"+strconv.Itoa(cores-1), strconv.Itoa(os.Getpid())).Run()
 	})
-	return stop, pid
 }
 
 // cpuOf returns the CPU time the process pid has run for, the sum over
@@ -324,10 +427,18 @@ func fetch(c *http.Client, u, body string) (int, error) {
 // again.
 func same(int64) string { return jsonRequest }
 
-// rate runs c workers, each on its own kept-alive connection, for d and
-// returns the requests per second. The n-th request of the run, counted
-// across the workers, sends body(n).
-func rate(b *testing.B, client func() *http.Client, u string, body func(n int64) string, c int, d time.Duration) float64 {
+// load is what a run of rate measured.
+type load struct {
+	rps float64       // requests per second
+	p99 time.Duration // the 99th percentile of a request's time, sent to read whole
+	rss int64         // the peak resident memory of the process watched, in bytes
+}
+
+// rate runs c workers, each on its own kept-alive connection, for d, and
+// measures the requests per second, the requests' p99 and, if pid is not
+// 0, the peak resident memory of process pid while it served them. The
+// n-th request of the run, counted across the workers, sends body(n).
+func rate(b *testing.B, client func() *http.Client, u string, body func(n int64) string, c int, d time.Duration, pid int) load {
 	b.Helper()
 	clients := make([]*http.Client, c)
 	for i := range clients {
@@ -336,89 +447,158 @@ func rate(b *testing.B, client func() *http.Client, u string, body func(n int64)
 			b.Fatal(err)
 		}
 	}
-	var n, sent atomic.Int64
+	var sent atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
+	times := make([][]time.Duration, c)
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var rss int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if pid != 0 {
+				rss = max(rss, procStatus(pid, "VmRSS"))
+			}
+			select {
+			case <-done:
+				peak <- rss
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	start := time.Now()
 	deadline := start.Add(d)
-	for _, cl := range clients {
+	for i, cl := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if _, err := fetch(cl, u, body(sent.Add(1))); err != nil {
+			for t := time.Now(); t.Before(deadline); {
+				_, err := fetch(cl, u, body(sent.Add(1)))
+				if err != nil {
 					failed.Store(err)
 					return
 				}
-				n.Add(1)
+				now := time.Now()
+				times[i] = append(times[i], now.Sub(t))
+				t = now
 			}
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	close(done)
+	rss := <-peak
 	for _, cl := range clients {
 		cl.CloseIdleConnections()
 	}
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	return float64(n.Load()) / elapsed.Seconds()
+	all := slices.Concat(times...)
+	slices.Sort(all)
+	return load{rps: float64(len(all)) / elapsed.Seconds(), p99: all[len(all)*99/100], rss: rss}
 }
 
 // BenchmarkReplayThroughput is the load of a model gateway: a 117-byte
 // JSON POST and a 50-event SSE stream, at 1, 16 and 64 concurrent
 // kept-alive connections, sent directly to a local TLS upstream and
-// through the proxy replaying it, interleaved three times. The server
-// side (upstream and proxy) runs pinned to one core and the client to the
-// other (taskset). It reports the median requests per second of each and
-// the ratio replay/direct (target >= 0.8), with the ratio's range, and
-// cpu-ratio: the server's CPU time per request direct over replay, read
-// from /proc, which a machine that gives its cores to others for a while
-// does not move as it moves req/s.
-// mitmproxy's server replay is the other baseline; the benchmark says
-// when mitmdump is absent.
+// through `recorder proxy --mode replay` replaying it, as a user runs it:
+// logging each exchange to a file, and with --quiet. Each load runs for
+// 1.5 s, interleaved three times. The server side (the upstream, the
+// proxies, mitmdump) is pinned to one core and the client to the other
+// (taskset), so that the direct figure is the upstream's cost and the
+// replay figure the proxy's.
+//
+// It reports the median requests per second of each, the ratio
+// replay/direct with its range (target >= 0.95), the ratio of the
+// requests' p99 latency replay/direct (target <= 1.15), the proxy's peak
+// resident memory while it serves (target <= 30 MB) beside the
+// upstream's and that of bench/proxyonly, the proxy package in a program
+// of its own (proxyonly-ratio, proxyonly-rss-MB: what the proxy costs
+// apart from the rest of the recorder binary), and cpu-ratio: the server's CPU time per request direct
+// over replay, read from /proc, which a machine that gives its cores to
+// others for a while does not move as it moves req/s. mitmproxy's server
+// replay is the other baseline (x-mitmproxy: replay/mitmproxy req/s); the
+// benchmark says when mitmdump is absent.
 //
 //	go test ./bench -run '^$' -bench ReplayThroughput -benchtime 1x
 func BenchmarkReplayThroughput(b *testing.B) {
+	ls := startLoadServer(b)
+	logging, quiet, lean := replayProxies(b, ls)
+	var mitm *server
 	if _, err := exec.LookPath("mitmdump"); err != nil {
 		b.Log("mitmdump is not installed (Debian package mitmproxy): no mitmproxy baseline in this run")
+	} else {
+		mitm = mitmReplay(b, ls)
 	}
-	ls := startLoadServer(b)
 	direct := func() *http.Client { return trusting("", ls.UpstreamCA) }
-	replay := func() *http.Client { return trusting(ls.Proxy, ls.ProxyCA) }
-	mitm := func() *http.Client { return trusting(ls.Mitm, ls.MitmCA) }
 	for _, body := range []struct{ name, path string }{{"json", "/v1/messages"}, {"sse", "/v1/stream"}} {
 		for _, c := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("%s/c=%d", body.name, c), func(b *testing.B) {
 				u := ls.Upstream + body.path
-				var d, r, m, ratio, overMitm, cpuRatio []float64
-				// perRequest runs the load, and returns its req/s and
-				// the server's CPU time per request.
-				perRequest := func(client func() *http.Client) (float64, time.Duration) {
-					before := cpuOf(b, ls.pid)
-					rps := rate(b, client, u, same, c, 1500*time.Millisecond)
-					return rps, time.Duration(float64(cpuOf(b, ls.pid)-before) / (rps * 1.5))
+				var d, r, q, l, m []load
+				var ratio, quietRatio, leanRatio, p99Ratio, overMitm, cpuRatio []float64
+				// measure runs the load on a server, and returns what
+				// it measured and the server's CPU time per request.
+				measure := func(client func() *http.Client, pid int) (load, time.Duration) {
+					before := cpuOf(b, pid)
+					l := rate(b, client, u, same, c, 1500*time.Millisecond, pid)
+					return l, time.Duration(float64(cpuOf(b, pid)-before) / (l.rps * 1.5))
+				}
+				through := func(s *server) func() *http.Client {
+					return func() *http.Client { return trusting(s.url, s.ca) }
 				}
 				for range 3 {
-					dr, dcpu := perRequest(direct)
-					rr, rcpu := perRequest(replay)
-					d, r, ratio = append(d, dr), append(r, rr), append(ratio, rr/dr)
+					dl, dcpu := measure(direct, ls.pid)
+					rl, rcpu := measure(through(logging), logging.pid)
+					ql, _ := measure(through(quiet), quiet.pid)
+					ll, _ := measure(through(lean), lean.pid)
+					d, r, q, l = append(d, dl), append(r, rl), append(q, ql), append(l, ll)
+					ratio, quietRatio, leanRatio = append(ratio, rl.rps/dl.rps), append(quietRatio, ql.rps/dl.rps), append(leanRatio, ll.rps/dl.rps)
+					p99Ratio = append(p99Ratio, float64(rl.p99)/float64(dl.p99))
 					cpuRatio = append(cpuRatio, float64(dcpu)/float64(rcpu))
-					if ls.Mitm != "" {
-						mr := rate(b, mitm, u, same, c, 1500*time.Millisecond)
-						m, overMitm = append(m, mr), append(overMitm, rr/mr)
+					if mitm != nil {
+						ml, _ := measure(through(mitm), mitm.pid)
+						m, overMitm = append(m, ml), append(overMitm, rl.rps/ml.rps)
 					}
 				}
-				b.ReportMetric(median(d), "direct-req/s")
-				b.ReportMetric(median(r), "replay-req/s")
+				rps := func(ls []load) []float64 {
+					var v []float64
+					for _, l := range ls {
+						v = append(v, l.rps)
+					}
+					return v
+				}
+				mb := func(ls []load) float64 {
+					var peak int64
+					for _, l := range ls {
+						peak = max(peak, l.rss)
+					}
+					return float64(peak) / (1 << 20)
+				}
+				b.ReportMetric(median(rps(d)), "direct-req/s")
+				b.ReportMetric(median(rps(r)), "replay-req/s")
 				b.ReportMetric(median(ratio), "ratio")
 				b.ReportMetric(slices.Min(ratio), "ratio-min")
 				b.ReportMetric(slices.Max(ratio), "ratio-max")
+				b.ReportMetric(median(quietRatio), "quiet-ratio")
+				b.ReportMetric(median(leanRatio), "proxyonly-ratio")
+				b.ReportMetric(median(p99Ratio), "p99-ratio")
+				b.ReportMetric(slices.Min(p99Ratio), "p99-ratio-min")
+				b.ReportMetric(slices.Max(p99Ratio), "p99-ratio-max")
 				b.ReportMetric(median(cpuRatio), "cpu-ratio")
-				if ls.Mitm != "" {
-					b.ReportMetric(median(m), "mitmproxy-req/s")
+				b.ReportMetric(mb(r), "proxy-rss-MB")
+				b.ReportMetric(mb(q), "quiet-rss-MB")
+				b.ReportMetric(mb(l), "proxyonly-rss-MB")
+				b.ReportMetric(mb(d), "upstream-rss-MB")
+				if mitm != nil {
+					b.ReportMetric(median(rps(m)), "mitmproxy-req/s")
 					b.ReportMetric(median(overMitm), "x-mitmproxy")
 					b.ReportMetric(slices.Min(overMitm), "x-mitmproxy-min")
+					b.ReportMetric(mb(m), "mitmproxy-rss-MB")
 				}
 				b.ReportMetric(0, "ns/op")
 			})

@@ -169,8 +169,16 @@ type readAheadConn struct {
 
 const readAhead = 1 << 20
 
+// tlsRecordOverhead is the most a TLS record adds to its 16 KB of data:
+// its header, MAC and padding.
+const tlsRecordOverhead = 256 + 5
+
 func (c *readAheadConn) fill(r io.Reader, gone func()) {
-	b, own := make([]byte, 32<<10), make([]byte, 0, 32<<10)
+	// Each connection holds both buffers for as long as it is open, so
+	// they are small: b holds a TLS record whole; own, what is read and
+	// not yet taken, starts at a request's size and grows to b's at
+	// most (a larger burst is read into an array let go once taken).
+	b, own := make([]byte, 16<<10+tlsRecordOverhead), make([]byte, 0, 4<<10)
 	for {
 		n, err := r.Read(b)
 		c.mu.Lock()
@@ -180,7 +188,11 @@ func (c *readAheadConn) fill(r io.Reader, gone func()) {
 			// and each fill allocate again.
 			c.buf = own[:0]
 		}
+		grown := len(c.buf) == 0 && n > cap(own)
 		c.buf = append(c.buf, b[:n]...)
+		if grown && cap(c.buf) <= len(b) {
+			own = c.buf[:0] // kept: the agent sends this much at once
+		}
 		if err != nil {
 			c.err = err
 		}

@@ -44,15 +44,30 @@ type flights struct {
 	stopping bool          // no new exchange begins
 }
 
-// flightKey carries a request's number in its context, from onRequest to
-// the round trip and the progress events.
+// flightKey carries a request's *flight in its context, from onRequest
+// to the round trip, the progress events and the log line.
 type flightKey struct{}
+
+// flight is what begin learns of a request, once: its number, its rule
+// (nil when none matched) and its URL redacted.
+type flight struct {
+	n   int64
+	st  *ruleState
+	url string
+}
+
+// flightOf returns the flight begin gave req, or nil.
+func flightOf(req *http.Request) *flight {
+	fl, _ := req.Context().Value(flightKey{}).(*flight)
+	return fl
+}
 
 // begin counts req in as a new exchange, unless the proxy is stopping,
 // and returns it with its number in its context.
 func (p *Proxy) begin(req *http.Request) (*http.Request, bool) {
+	st := p.rule(req)
 	fl := Flight{Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Route: origin(req.URL), Started: time.Now()}
-	if st := p.rule(req); st != nil {
+	if st != nil {
 		fl.Route, fl.Mode = st.rule.Name, st.mode(p.c.mode)
 	}
 	f := &p.inflight
@@ -70,14 +85,14 @@ func (p *Proxy) begin(req *http.Request) (*http.Request, bool) {
 	f.next++
 	fl.Request = f.next
 	f.open[fl.Request] = fl
-	return req.WithContext(context.WithValue(req.Context(), flightKey{}, fl.Request)), true
+	return req.WithContext(context.WithValue(req.Context(), flightKey{}, &flight{n: fl.Request, st: st, url: fl.URL})), true
 }
 
 // number returns the number begin gave req, or a new one for a request
 // that did not come through begin.
 func (f *flights) number(req *http.Request) int64 {
-	if n, ok := req.Context().Value(flightKey{}).(int64); ok {
-		return n
+	if fl := flightOf(req); fl != nil {
+		return fl.n
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -93,7 +108,10 @@ func (f *flights) stop() {
 
 // done counts req's exchange out.
 func (f *flights) done(req *http.Request) {
-	n, _ := req.Context().Value(flightKey{}).(int64)
+	var n int64
+	if fl := flightOf(req); fl != nil {
+		n = fl.n
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.open[n]; !ok {

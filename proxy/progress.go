@@ -229,7 +229,7 @@ var replyMethods = []string{"/api/chat.postMessage", "/api/chat.update", "/api/c
 
 // observe serves a request, reporting its progress to the subscribers.
 func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
-	st := p.rule(req)
+	st := p.ruleOf(req)
 	if len(p.events.list()) == 0 && !p.hasFaults() {
 		return p.serve(req, st)
 	}

@@ -121,11 +121,12 @@ func (r *Rule) values() ([]cassette.Value, error) {
 	return append(vs, cassette.DefaultValues()...), nil
 }
 
-func (r *Rule) matches(req *http.Request) bool {
+// matches reports whether req, whose URL is u, is the rule's.
+func (r *Rule) matches(req *http.Request, u string) bool {
 	if r.Method != "" && !strings.EqualFold(r.Method, req.Method) {
 		return false
 	}
-	if r.URLPrefix != "" && !strings.HasPrefix(req.URL.String(), r.URLPrefix) {
+	if r.URLPrefix != "" && !strings.HasPrefix(u, r.URLPrefix) {
 		return false
 	}
 	for name, want := range r.Headers {
@@ -544,13 +545,25 @@ func stripPort(host string) string {
 	return host
 }
 
+// rule returns the first rule req matches, or nil. A request that came
+// through begin has its rule in its flight (ruleOf).
 func (p *Proxy) rule(req *http.Request) *ruleState {
+	u := req.URL.String()
 	for _, st := range p.rules {
-		if st.rule.matches(req) {
+		if st.rule.matches(req, u) {
 			return st
 		}
 	}
 	return nil
+}
+
+// ruleOf returns the rule begin found for req, or finds it for a request
+// that did not come through begin.
+func (p *Proxy) ruleOf(req *http.Request) *ruleState {
+	if fl := flightOf(req); fl != nil {
+		return fl.st
+	}
+	return p.rule(req)
 }
 
 // originRule names the rule of an allowed origin that no rule covers:
@@ -601,7 +614,7 @@ func (p *Proxy) exchange(req *http.Request, start time.Time, roundTrip func() (*
 	p.track(req, resp)
 	if p.logging() {
 		rule := ""
-		if st := p.rule(req); st != nil {
+		if st := p.ruleOf(req); st != nil {
 			rule = st.rule.Name
 		}
 		p.logExchange(req, resp, rule, start)
@@ -619,7 +632,13 @@ func (p *Proxy) logExchange(req *http.Request, resp *http.Response, rule string,
 	if !p.logging() {
 		return
 	}
-	p.log(slog.LevelInfo, "exchange", request(req.Method, req.URL.String(), rule), slog.Int("status", resp.StatusCode),
+	u := ""
+	if fl := flightOf(req); fl != nil {
+		u = fl.url // redacted once, by begin
+	} else {
+		u = cassette.RedactURL(req.URL.String())
+	}
+	p.log(slog.LevelInfo, "exchange", slog.String("method", req.Method), slog.String("url", u), slog.String("rule", rule), slog.Int("status", resp.StatusCode),
 		slog.String("outcome", resp.Header.Get(Header)), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/agentvcr/agentvcr/control"
 	"github.com/agentvcr/agentvcr/fakeai"
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
+	"github.com/agentvcr/agentvcr/internal/batchwriter"
 	"github.com/agentvcr/agentvcr/internal/cli"
 	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
@@ -176,7 +177,8 @@ func upstreamRoots(files []string) (*x509.CertPool, error) {
 	return roots, nil
 }
 
-func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
+// build makes the proxy the flags describe, logging to logTo.
+func (f *proxyFlags) build(e *env, logTo io.Writer) (*proxy.Proxy, *ca.Authority, error) {
 	mode := proxy.ModeAuto
 	if e.getenv("CI") != "" {
 		mode = proxy.ModeReplay
@@ -210,9 +212,9 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 	var handler slog.Handler
 	switch f.logFormat {
 	case "text":
-		handler = slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})
+		handler = slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level})
 	case "json":
-		handler = slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level})
+		handler = slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: level})
 	default:
 		return nil, nil, cli.Usagef("--log-format %q: use text or json", f.logFormat)
 	}
@@ -276,7 +278,13 @@ func (f *proxyFlags) build(e *env) (*proxy.Proxy, *ca.Authority, error) {
 }
 
 func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
-	p, authority, err := f.build(e)
+	// A request does not wait for its log line to be written: the
+	// line goes out in the log's own goroutine, with the others that
+	// came meanwhile. Everything the command says on stderr until it
+	// returns goes the same way, in order.
+	stderr := batchwriter.New(e.stderr)
+	defer stderr.Close()
+	p, authority, err := f.build(e, stderr)
 	if err != nil {
 		return err
 	}
@@ -343,7 +351,7 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 		"token": token, "ca": authority.CertPath, "env": environ, "warnings": caveats})
 	fmt.Fprintln(e.stdout, string(ready))
 	if cli.IsTerminal(e.stderr) {
-		f.banner(e.stderr, p, proxyURL, caveats)
+		f.banner(stderr, p, proxyURL, caveats)
 	}
 
 	select {
