@@ -540,7 +540,7 @@ func BenchmarkReplayThroughput(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/c=%d", body.name, c), func(b *testing.B) {
 				u := ls.Upstream + body.path
 				var d, r, q, l, m []load
-				var ratio, quietRatio, leanRatio, p99Ratio, overMitm, cpuRatio []float64
+				var ratio, quietRatio, leanRatio, p99Ratio, quietP99, leanP99, overMitm, cpuRatio []float64
 				// measure runs the load on a server, and returns what
 				// it measured and the server's CPU time per request.
 				measure := func(client func() *http.Client, pid int) (load, time.Duration) {
@@ -559,6 +559,7 @@ func BenchmarkReplayThroughput(b *testing.B) {
 					d, r, q, l = append(d, dl), append(r, rl), append(q, ql), append(l, ll)
 					ratio, quietRatio, leanRatio = append(ratio, rl.rps/dl.rps), append(quietRatio, ql.rps/dl.rps), append(leanRatio, ll.rps/dl.rps)
 					p99Ratio = append(p99Ratio, float64(rl.p99)/float64(dl.p99))
+					quietP99, leanP99 = append(quietP99, float64(ql.p99)/float64(dl.p99)), append(leanP99, float64(ll.p99)/float64(dl.p99))
 					cpuRatio = append(cpuRatio, float64(dcpu)/float64(rcpu))
 					if mitm != nil {
 						ml, _ := measure(through(mitm), mitm.pid)
@@ -589,6 +590,8 @@ func BenchmarkReplayThroughput(b *testing.B) {
 				b.ReportMetric(median(p99Ratio), "p99-ratio")
 				b.ReportMetric(slices.Min(p99Ratio), "p99-ratio-min")
 				b.ReportMetric(slices.Max(p99Ratio), "p99-ratio-max")
+				b.ReportMetric(median(quietP99), "quiet-p99-ratio")
+				b.ReportMetric(median(leanP99), "proxyonly-p99-ratio")
 				b.ReportMetric(median(cpuRatio), "cpu-ratio")
 				b.ReportMetric(mb(r), "proxy-rss-MB")
 				b.ReportMetric(mb(q), "quiet-rss-MB")

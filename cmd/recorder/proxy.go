@@ -80,8 +80,10 @@ warnings, and what to run next. It logs one line per exchange to stderr
 (method, url, status, outcome, rule, ms to the response's headers), and
 warnings: a replay miss, a response not recorded, replay with nothing
 recorded, a refused origin, an upstream that failed (its TLS too: trust a
-private CA with --upstream-ca). --quiet keeps the warnings and errors only;
---log-format json writes each line as a JSON object.
+private CA with --upstream-ca). The exchanges' lines are written together,
+within 50 ms of each (a request never waits for its line); a warning is
+written at once, with the lines before it. --quiet keeps the warnings and
+errors only; --log-format json writes each line as a JSON object.
 
 A connection that sends nothing closes after --header-timeout (30 s), a
 tunnel's TLS handshake after --handshake-timeout (30 s), and a keep-alive
@@ -178,7 +180,7 @@ func upstreamRoots(files []string) (*x509.CertPool, error) {
 }
 
 // build makes the proxy the flags describe, logging to logTo.
-func (f *proxyFlags) build(e *env, logTo io.Writer) (*proxy.Proxy, *ca.Authority, error) {
+func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca.Authority, error) {
 	mode := proxy.ModeAuto
 	if e.getenv("CI") != "" {
 		mode = proxy.ModeReplay
@@ -218,6 +220,7 @@ func (f *proxyFlags) build(e *env, logTo io.Writer) (*proxy.Proxy, *ca.Authority
 	default:
 		return nil, nil, cli.Usagef("--log-format %q: use text or json", f.logFormat)
 	}
+	handler = urgentWarnings{Handler: handler, w: logTo}
 	for _, o := range f.allow {
 		if _, err := proxy.ParseOrigin(o); err != nil {
 			return nil, nil, cli.Usagef("--allow: %v", err)
@@ -279,9 +282,10 @@ func (f *proxyFlags) build(e *env, logTo io.Writer) (*proxy.Proxy, *ca.Authority
 
 func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
 	// A request does not wait for its log line to be written: the
-	// line goes out in the log's own goroutine, with the others that
-	// came meanwhile. Everything the command says on stderr until it
-	// returns goes the same way, in order.
+	// exchanges' lines go out from the log's own goroutine, together,
+	// within 50 ms; a warning at once (urgentWarnings). Everything the
+	// command says on stderr until it returns goes the same way, in
+	// order.
 	stderr := batchwriter.New(e.stderr)
 	defer stderr.Close()
 	p, authority, err := f.build(e, stderr)
@@ -396,6 +400,31 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	lg.Info("stopped: interrupted", slog.Int("replayed", s.Replayed), slog.Int("recorded", s.Recorded), slog.Int("missed", s.Missed),
 		slog.Int("live", s.Live), slog.Int("passthrough", s.Passthrough), slog.Int("mocked", s.Mocked), slog.Int("refused", s.Refused))
 	return cli.Reported{Err: cli.ErrInterrupted}
+}
+
+// urgentWarnings writes a warning or an error, and the lines before it,
+// at once: the exchanges' lines may wait for the next batch, but what a
+// person debugging a run needs is written even if the proxy is killed
+// the moment after.
+type urgentWarnings struct {
+	slog.Handler
+	w *batchwriter.Writer
+}
+
+func (h urgentWarnings) Handle(ctx context.Context, r slog.Record) error {
+	err := h.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn {
+		h.w.Flush()
+	}
+	return err
+}
+
+func (h urgentWarnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return urgentWarnings{Handler: h.Handler.WithAttrs(attrs), w: h.w}
+}
+
+func (h urgentWarnings) WithGroup(name string) slog.Handler {
+	return urgentWarnings{Handler: h.Handler.WithGroup(name), w: h.w}
 }
 
 // banner tells a person at a terminal what the proxy serves and what to

@@ -7,7 +7,13 @@ import (
 )
 
 // maxPending is how many bytes may wait to be written before Write waits.
-const maxPending = 256 << 10
+const maxPending = 1 << 20
+
+// linger is how long the goroutine, woken by a write, waits for more
+// before it writes: a busy log is written in one write per linger, not
+// one per line, and no line waits longer than this unless the underlying
+// writer is slow.
+const linger = 50 * time.Millisecond
 
 // Writer batches writes to an underlying io.Writer. Its methods are safe
 // for concurrent use. Each Write's bytes reach the underlying writer
@@ -16,33 +22,38 @@ const maxPending = 256 << 10
 type Writer struct {
 	w       io.Writer
 	wake    chan struct{} // a write is pending; closed by Close
+	hurry   chan struct{} // a Flush waits: write without lingering
 	closing chan struct{} // closed by Close: no more lingering
 	done    chan struct{} // closed when the goroutine has written all
 
 	mu      sync.Mutex
-	taken   sync.Cond // signalled when the goroutine takes what is pending
+	changed sync.Cond // signalled when the goroutine takes or writes a batch, or ends
 	pending []byte
+	queued  int64 // bytes given to Write
+	written int64 // bytes the goroutine has written, or failed to
 	closed  bool
+	ended   bool  // the goroutine has ended
 	err     error // the underlying writer's first error
 }
 
 // New returns a Writer that writes to w, and starts its goroutine. Close
 // it to write what is pending and stop the goroutine.
 func New(w io.Writer) *Writer {
-	b := &Writer{w: w, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
-	b.taken.L = &b.mu
+	b := &Writer{w: w, wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1),
+		closing: make(chan struct{}), done: make(chan struct{})}
+	b.changed.L = &b.mu
 	go b.run()
 	return b
 }
 
-// Write queues p to be written and returns at once, unless 256 KB are
+// Write queues p to be written and returns at once, unless 1 MB is
 // already pending. The error is the underlying writer's, from an earlier
 // write. After Close, Write writes p itself.
 func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for len(b.pending) >= maxPending && b.err == nil && !b.closed {
-		b.taken.Wait()
+		b.changed.Wait()
 	}
 	if b.err != nil {
 		return 0, b.err
@@ -55,6 +66,7 @@ func (b *Writer) Write(p []byte) (int, error) {
 		return b.w.Write(p)
 	}
 	b.pending = append(b.pending, p...)
+	b.queued += int64(len(p))
 	select {
 	case b.wake <- struct{}{}:
 	default: // a wake is already pending: it takes p too
@@ -62,38 +74,62 @@ func (b *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// linger is how long the goroutine, woken by a write, waits for more
-// before it writes: a busy log is written in one write per linger, not
-// one per line, and no line is later than this.
-const linger = 5 * time.Millisecond
+// Flush writes what is pending now, without waiting for more, and
+// returns once it is written, with the underlying writer's first error.
+// A log calls it after a line that should not wait, such as a warning.
+func (b *Writer) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	want := b.queued
+	if b.written < want {
+		select {
+		case b.hurry <- struct{}{}:
+		default:
+		}
+	}
+	for b.written < want && !b.ended {
+		b.changed.Wait()
+	}
+	return b.err
+}
 
-// run writes what is pending each time a Write wakes it, until Close.
+// run writes what is pending each time a Write wakes it, once it has
+// lingered for more, until Close.
 func (b *Writer) run() {
-	defer close(b.done)
+	defer func() {
+		b.mu.Lock()
+		b.ended = true
+		b.changed.Broadcast()
+		b.mu.Unlock()
+		close(b.done)
+	}()
 	var batch []byte
 	t := time.NewTimer(linger)
+	t.Stop()
 	for range b.wake {
 		t.Reset(linger)
 		select {
 		case <-t.C:
+		case <-b.hurry:
+			t.Stop()
 		case <-b.closing:
 			t.Stop()
 		}
 		b.mu.Lock()
 		batch, b.pending = b.pending, batch[:0]
-		b.taken.Broadcast()
+		b.changed.Broadcast()
 		b.mu.Unlock()
 		if len(batch) == 0 {
 			continue
 		}
-		if _, err := b.w.Write(batch); err != nil {
-			b.mu.Lock()
-			if b.err == nil {
-				b.err = err
-			}
-			b.taken.Broadcast()
-			b.mu.Unlock()
+		_, err := b.w.Write(batch)
+		b.mu.Lock()
+		if err != nil && b.err == nil {
+			b.err = err
 		}
+		b.written += int64(len(batch))
+		b.changed.Broadcast()
+		b.mu.Unlock()
 	}
 }
 
@@ -105,7 +141,7 @@ func (b *Writer) Close() error {
 		b.closed = true
 		close(b.closing)
 		close(b.wake)
-		b.taken.Broadcast()
+		b.changed.Broadcast()
 	}
 	b.mu.Unlock()
 	<-b.done

@@ -105,16 +105,18 @@ func (w *blocked) Write(p []byte) (int, error) {
 }
 
 // TestAStuckWriterHoldsWritesBack: while the underlying writer takes
-// nothing, a Write waits once about 256 KB are pending, rather than
-// the log growing without bound; once it takes again, all is written.
+// nothing, a Write waits once 1 MB is pending (beside the batch the
+// writer is stuck on), rather than the log growing without bound; once
+// it takes again, all is written.
 func TestAStuckWriterHoldsWritesBack(t *testing.T) {
 	w := &blocked{let: make(chan struct{})}
 	b := batchwriter.New(w)
 	line := []byte(strings.Repeat("y", 1023) + "\n")
+	const lines = 8192 // 8 MB
 	wrote := make(chan int)
 	go func() {
 		n := 0
-		for range 2048 { // 2 MB
+		for range lines {
 			b.Write(line)
 			n++
 			select {
@@ -124,24 +126,24 @@ func TestAStuckWriterHoldsWritesBack(t *testing.T) {
 		}
 		close(wrote)
 	}()
-	// The writer is stuck: the Writes stop well short of the 2 MB.
+	// The writer is stuck: the Writes stop well short of the 8 MB.
 	var n int
 	deadline := time.After(10 * time.Second)
 	for stuck := false; !stuck; {
 		select {
 		case m, ok := <-wrote:
 			if !ok {
-				t.Fatal("all 2 MB were taken while the writer took nothing")
+				t.Fatal("all 8 MB were taken while the writer took nothing")
 			}
 			n = m
-		case <-time.After(200 * time.Millisecond):
-			stuck = true // no Write returned for 200 ms
+		case <-time.After(500 * time.Millisecond):
+			stuck = true // no Write returned for 500 ms
 		case <-deadline:
 			t.Fatal("the Writes neither stopped nor ended in 10 s")
 		}
 	}
-	if n*len(line) > 600<<10 {
-		t.Fatalf("%d KB were taken while the writer took nothing; want about 256 KB", n*len(line)>>10)
+	if n*len(line) > 2<<20+len(line) {
+		t.Fatalf("%d KB were taken while the writer took nothing; want 2 MB at most", n*len(line)>>10)
 	}
 	close(w.let)
 	for range wrote {
@@ -149,8 +151,50 @@ func TestAStuckWriterHoldsWritesBack(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w.wrote != 2048*len(line) {
-		t.Fatalf("wrote %d bytes; want %d", w.wrote, 2048*len(line))
+	if w.wrote != lines*len(line) {
+		t.Fatalf("wrote %d bytes; want %d", w.wrote, lines*len(line))
+	}
+}
+
+// recording is a writer that keeps what it is given.
+type recording struct {
+	mu sync.Mutex
+	sb strings.Builder
+}
+
+func (w *recording) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sb.Write(p)
+}
+
+func (w *recording) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sb.String()
+}
+
+// TestFlushWritesAtOnce: what was written before a Flush is with the
+// underlying writer when Flush returns, as a warning must be before the
+// proxy goes on.
+func TestFlushWritesAtOnce(t *testing.T) {
+	w := &recording{}
+	b := batchwriter.New(w)
+	defer b.Close()
+	for i := range 100 {
+		fmt.Fprintf(b, "exchange %d\n", i)
+		if i%10 == 9 {
+			fmt.Fprintf(b, "warning after %d\n", i)
+			if err := b.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.String(); !strings.HasSuffix(got, fmt.Sprintf("exchange %d\nwarning after %d\n", i, i)) {
+				t.Fatalf("after Flush, the writer has %q", got[max(0, len(got)-60):])
+			}
+		}
+	}
+	if err := b.Flush(); err != nil { // nothing pending: at once
+		t.Fatal(err)
 	}
 }
 
