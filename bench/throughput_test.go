@@ -580,6 +580,15 @@ func BenchmarkReplayThroughput(b *testing.B) {
 					}
 					return float64(peak) / (1 << 20)
 				}
+				p99 := func(ls []load) float64 {
+					var v []float64
+					for _, l := range ls {
+						v = append(v, float64(l.p99.Microseconds()))
+					}
+					return median(v)
+				}
+				b.ReportMetric(p99(d), "direct-p99-µs")
+				b.ReportMetric(p99(r), "replay-p99-µs")
 				b.ReportMetric(median(rps(d)), "direct-req/s")
 				b.ReportMetric(median(rps(r)), "replay-req/s")
 				b.ReportMetric(median(ratio), "ratio")
