@@ -18,6 +18,9 @@ import (
 // allows it, and records it under the origin's rule.
 const scaleOrigin = "https://api.anthropic.com"
 
+// scaleFile is the scale cassette's file: the origin's rule's.
+const scaleFile = "origin-api.anthropic.com.yaml"
+
 // scaleRequest is the body of the i-th request of the scale cassette.
 func scaleRequest(i int) string {
 	return fmt.Sprintf(`{"model":"claude-haiku-4-5","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":%q},{"role":"user","content":"turn %d"}]}`,
@@ -40,13 +43,13 @@ func scaleCassette(tb testing.TB, dir string, n int) {
 	c := &cassette.Cassette{}
 	for i := range n {
 		req := scaleRequest(i)
-		in := &cassette.Interaction{ID: i, Rule: "origin-api.anthropic.com", Chunks: chunks,
+		in := &cassette.Interaction{ID: i, Rule: strings.TrimSuffix(scaleFile, ".yaml"), Chunks: chunks,
 			Request:  cassette.Request{Method: "POST", URL: "https://api.anthropic.com/v1/messages", Body: req, Headers: http.Header{"Content-Type": {"application/json"}}},
 			Response: cassette.Response{Code: 200, Status: "200 OK", Headers: http.Header{"Content-Type": {"text/event-stream"}}, Body: body.String()}}
 		x.Add(m, in)
 		c.Interactions = append(c.Interactions, in)
 	}
-	if err := c.Write(filepath.Join(dir, "origin-api.anthropic.com.yaml")); err != nil {
+	if err := c.Write(filepath.Join(dir, scaleFile)); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -132,7 +135,7 @@ func BenchmarkReplayScale(b *testing.B) {
 func BenchmarkCassetteLoad(b *testing.B) {
 	dir := b.TempDir()
 	scaleCassette(b, dir, 1000)
-	path := filepath.Join(dir, "model.yaml")
+	path := filepath.Join(dir, scaleFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
