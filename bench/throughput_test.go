@@ -108,9 +108,19 @@ func recorderProxy(b *testing.B, caDir string, args ...string) (*server, func())
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { logFile.Close() })
 	cmd := exec.Command("taskset", append([]string{"-c", serverCore(), buildRecorder(b), "proxy", "--listen", "127.0.0.1:0",
 		"--control", "127.0.0.1:0", "--ca-dir", caDir, "--exit-on-stdin-close"}, args...)...)
 	cmd.Stderr = logFile
+	return startProxyCmd(b, cmd)
+}
+
+// startProxyCmd starts a proxy that prints a ready line, {"proxy": URL,
+// "ca": PATH}, and serves until its stdin closes. It stops at the
+// benchmark's end, or when the returned function is called, which waits
+// for it to exit.
+func startProxyCmd(b *testing.B, cmd *exec.Cmd) (*server, func()) {
+	b.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -127,7 +137,6 @@ func recorderProxy(b *testing.B, caDir string, args ...string) (*server, func())
 		once.Do(func() {
 			stdin.Close()
 			cmd.Wait()
-			logFile.Close()
 		})
 	}
 	b.Cleanup(stop)
@@ -185,26 +194,7 @@ func proxyOnly(b *testing.B, caDir, dir, origin string) (*server, func()) {
 	}
 	cmd := exec.Command("taskset", "-c", serverCore(), pb.bin, caDir, dir, origin)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			stdin.Close()
-			cmd.Wait()
-		})
-	}
-	b.Cleanup(stop)
-	return readyServer(b, stdout, cmd.Process.Pid), stop
+	return startProxyCmd(b, cmd)
 }
 
 // readyServer reads a proxy's ready line, {"proxy": URL, "ca": PATH}.
