@@ -71,12 +71,11 @@ func (w *Writer) Write(ev Event) error {
 	}
 	b = append(b, ",\n"...)
 	b = appendField(b, "payload")
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, ev.Payload, "      ", "  "); err != nil {
+	b, err := indentPayload(b, ev.Payload)
+	if err != nil {
 		w.err = &RowError{Index: w.rows, Seq: ev.Seq, Field: "payload", Err: invalidf("malformed JSON: %v", err)}
 		return w.err
 	}
-	b = append(b, ind.Bytes()...)
 	b = append(b, ",\n"...)
 	b = appendField(b, "schemaVersion")
 	b = strconv.AppendInt(b, ev.SchemaVersion, 10)
