@@ -148,10 +148,22 @@ func (e *Exporter) export(ctx context.Context, tx pgx.Tx, p *schema.Profile, id 
 		created time.Time
 		payload []byte
 	)
+	dest := []any{&ev.Seq, &ev.Type, &ev.HistoryVersion, &ev.SchemaVersion, &ev.IdempotencyKey,
+		&created, &payload, &ev.ActorIdentityID}
+	// A payload in text format is JSON as received: the writer takes it
+	// from the row, where a copy of it would cost as much again. It is good
+	// until the next row, and Write is done with it by then.
+	const payloadColumn = 6
+	asReceived := rows.FieldDescriptions()[payloadColumn].Format == pgx.TextFormatCode
+	if asReceived {
+		dest[payloadColumn] = nil // not scanned
+	}
 	for rows.Next() {
-		if err := rows.Scan(&ev.Seq, &ev.Type, &ev.HistoryVersion, &ev.SchemaVersion, &ev.IdempotencyKey,
-			&created, &payload, &ev.ActorIdentityID); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("row seq %d: %w", ev.Seq, err)
+		}
+		if asReceived {
+			payload = rows.RawValues()[payloadColumn]
 		}
 		ev.CreatedAtMs = created.UnixMilli()
 		ev.Payload = payload

@@ -7,86 +7,65 @@ import (
 	"testing"
 )
 
-// indentCases are inputs at the edges of what json.Indent does: empty
-// and nested containers, space where it is dropped and where it is kept,
-// escapes, numbers, and what is not JSON.
-var indentCases = []string{
-	`{}`, `[]`, `{ }`, `[ ]`, "[\n]", `{"a":{}}`, `{"a":[ ]}`, `[[],[{}]]`,
-	`{"a":1,"b":[1,2,{"c":null}],"d":"x"}`,
-	`{"a" : 1 , "b" : [ true , false ] }`,
-	"  \t\n{\"a\":1}  \n\t", "{\"a\":1}\r\n",
-	`"just a string"`, `0`, `-0`, `-12.5e+3`, `1E9`, `0.5`, `true`, `null`, `[0,-0,1e-7,2E+8]`,
-	`{"s":"quote \" backslash \\ slash \/ \b\f\n\r\t \u00e9 \uD83D\uDE00"}`,
-	`{"é":"ünïcödé","emoji":"😀"}`, "{\"bad utf8\":\"\xff\xfe\"}", "{\"del\":\"\x7f\"}",
-	`{"a":1,}`, `[1,]`, `{"a"}`, `{"a":}`, `{a:1}`, `[01]`, `[1.]`, `[.5]`, `[1e]`, `[-]`, `[+1]`,
-	`{"s":"\x"}`, `{"s":"\u12"}`, `{"s":"\u12G4"}`, "{\"s\":\"tab\there\"}", `{"s":"open`,
-	`[truex]`, `[nul]`, `tru`, ``, ` `, `{} {}`, `{}x`, `[1 2]`, `{"a":1 "b":2}`,
-}
-
-// deepCases are at json's limit of 10,000 levels, and past it.
-var deepCases = []string{
-	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
-	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
-	strings.Repeat("[", 9999) + "[1]" + strings.Repeat("]", 9999),
-	strings.Repeat("[", 10000) + "[1]" + strings.Repeat("]", 10000),
-	strings.Repeat(`{"a":[`, 5000) + "1" + strings.Repeat("]}", 5000),
-	strings.Repeat(`{"a":[`, 5000) + "{}" + strings.Repeat("]}", 5000),
-}
-
-func TestAppendIndentIsJSONIndent(t *testing.T) {
-	for _, src := range indentCases {
-		checkIndent(t, src, "      ", "  ")
-	}
-	// Indented 10,000 deep, a document is gigabytes: these are checked
-	// with no indentation, only the line breaks.
-	for _, src := range deepCases {
-		checkIndent(t, src, "", "")
-	}
-}
-
-// FuzzAppendIndent: whatever the input, appendIndent writes what
-// json.Indent writes, and fails when it fails, with its error.
-func FuzzAppendIndent(f *testing.F) {
-	for _, src := range indentCases {
-		if len(src) < 1000 {
-			f.Add(src)
-		}
-	}
-	f.Fuzz(func(t *testing.T, src string) { checkIndent(t, src, "      ", "  ") })
-}
-
-func checkIndent(t *testing.T, src, prefix, indent string) {
+// indentBoth indents src with indentPayload and with json.Indent, and
+// fails the test when they disagree on the output or the error.
+func indentBoth(t *testing.T, src []byte) {
 	t.Helper()
+	const prefix, indent = "      ", "  "
 	var want bytes.Buffer
-	want.WriteString("prior,")
-	wantErr := json.Indent(&want, []byte(src), prefix, indent)
-	got, err := appendIndent([]byte("prior,"), []byte(src), prefix, indent)
-	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-		t.Fatalf("%.80q: error %v; json.Indent's %v", src, err, wantErr)
-	}
-	if !bytes.Equal(got, want.Bytes()) {
-		t.Fatalf("%.80q:\n got %.200q\nwant %.200q", src, got, want.Bytes())
+	wantErr := json.Indent(&want, src, prefix, indent)
+	got, err := indentPayload([]byte("row:"), src)
+	switch {
+	case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
+		t.Fatalf("input %q:\nerror %v\njson.Indent error %v", src, err, wantErr)
+	case err == nil && string(got) != "row:"+want.String():
+		t.Fatalf("input %q:\ngot  %q\nwant %q", src, got, "row:"+want.String())
 	}
 }
 
-// BenchmarkAppendIndent re-indents a payload of a model's answer, as an
-// export does for each row, against json.Indent.
-func BenchmarkAppendIndent(b *testing.B) {
-	payload := []byte(`{"role": "assistant", "parts": [{"text": "` + strings.Repeat("Deploy 42 went out at 14:02 UTC; the canary is green. ", 20) +
-		`", "type": "text"}], "usage": {"inputTokens": 1200, "outputTokens": 85}, "modelId": "claude-haiku-4-5"}`)
-	b.Run("appendIndent", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		var dst []byte
-		for b.Loop() {
-			dst, _ = appendIndent(dst[:0], payload, "      ", "  ")
+func TestIndentAsEncodingJSON(t *testing.T) {
+	docs := []string{
+		`{}`, `{ }`, `[]`, `[ ]`, `{"a":1}`, `{"a": 1, "b": [1, 2.5e-3, -0, true, false, null]}`,
+		`{"a":{},"b":[],"c":{ },"d":[ ],"e":[{}],"f":[[]]}`,
+		" \t\n{ \"a\" : [ 1 , { \"b\" : \"c\" } ] } \r\n ",
+		`{"a":"\u00e9\ud83d\ude00 \" \\ \/ \b\f\n\r\t","k\u0065y":"é"}`,
+		"{\"a\":\"\xff\xfe invalid UTF-8 is kept\"}",
+		`{"a":1}x`, `{"a":1}{}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":}`, `{1:2}`, `[1,]`, `[,1]`, `[1 2]`,
+		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":1e+}`, `{"a":tru}`, `{"a":truex}`, `{"a":nul}`,
+		`{"a":"\u12"}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `{"a":"open}`, `{"a":[1,2}`, `{"a":{]}`, `{"a":1]`,
+		`{"a":1`, `{"a":[`, `{`, `[`, ``, ` `, `"s"`, `1`, `-1.5e3`, `1 `, `true`, `null`,
+		`{"deep":` + strings.Repeat("[", maxIndentDepth) + strings.Repeat("]", maxIndentDepth) + `}`,
+		`{"deep":` + strings.Repeat(`{"a":[`, maxIndentDepth) + `1` + strings.Repeat("]}", maxIndentDepth) + `}`,
+		`{"deep":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	}
+	for _, d := range docs {
+		indentBoth(t, []byte(d))
+		if len(d) > 2000 {
+			continue // each cut of a deep document costs the square of its depth
 		}
-	})
-	b.Run("json.Indent", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		var dst bytes.Buffer
-		for b.Loop() {
-			dst.Reset()
-			json.Indent(&dst, payload, "      ", "  ")
+		for cut := range len(d) {
+			indentBoth(t, []byte(d[:cut]))
 		}
+	}
+}
+
+// TestIndentEdges: more of json.Indent's edges, written apart from the
+// indenter: space where it is dropped and where it is kept, empty
+// containers with space inside, numbers and escapes json takes and refuses.
+func TestIndentEdges(t *testing.T) {
+	for _, d := range []string{
+		"[\n]", `{"a":[ ]}`, `[[],[{}]]`, "{\"a\":1}\r\n", "  \t\n{\"a\":1}  \n\t", `[0,-0,1e-7,2E+8]`, `0`, `-0`, `0.5`, `1E9`,
+		"{\"del\":\"\x7f\"}", `{"s":"\u12G4"}`, "{\"s\":\"tab\there\"}", `[01]`, `[1.]`, `[.5]`, `[-]`, `[+1]`,
+		`[truex]`, `[nul]`, `tru`, `{} {}`, `{}x`, `{"a":1 "b":2}`, `{a:1}`, `{"a"}`,
+	} {
+		indentBoth(t, []byte(d))
+	}
+}
+
+func FuzzIndent(f *testing.F) {
+	f.Add([]byte(`{"a": [1, {"b": "c"}], "d": {}, "e": []}`))
+	f.Add([]byte(` {"a":"\u00e9","b":-1.5e3,"c":[true,false,null]} `))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		indentBoth(t, src)
 	})
 }

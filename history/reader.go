@@ -39,7 +39,7 @@ type Reader struct {
 	// decoder over the buffered array when the header came after it.
 	rows  *json.Decoder
 	index int
-	seen  map[int64]struct{}
+	seqs  seqSet
 	done  bool
 	err   error
 }
@@ -49,7 +49,7 @@ type Reader struct {
 func NewReader(r io.Reader, name string) *Reader {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	return &Reader{name: name, src: r, dec: dec, seen: make(map[int64]struct{})}
+	return &Reader{name: name, src: r, dec: dec}
 }
 
 // Header reads the document up to its events and returns the rest of the

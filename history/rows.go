@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -159,13 +160,42 @@ func (r *Reader) rowEvent(raw *rawEvent) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	if _, dup := r.seen[ev.Seq]; dup {
+	if !r.seqs.add(ev.Seq) {
 		return Event{}, &RowError{File: r.name, Index: r.index, Seq: ev.Seq, Field: "seq",
 			Err: invalidf("duplicate seq %d: each row of a conversation has its own seq", ev.Seq)}
 	}
-	r.seen[ev.Seq] = struct{}{}
 	r.index++
 	return ev, nil
+}
+
+// seqSet is the seqs of the rows read, to find a duplicate. Rows come in
+// seq order, as the product and our exporter write them: while they do,
+// their seqs are appended to a sorted slice, which a new seq above the
+// last cannot be in. A map, a probe of a large table per row (a tenth of
+// a load's reading), holds only the seqs from the first row out of order
+// on.
+type seqSet struct {
+	sorted []int64
+	rest   map[int64]struct{}
+}
+
+// add adds seq to the set, and reports false when it was there already.
+func (s *seqSet) add(seq int64) bool {
+	if s.rest == nil && (len(s.sorted) == 0 || seq > s.sorted[len(s.sorted)-1]) {
+		s.sorted = append(s.sorted, seq)
+		return true
+	}
+	if _, found := slices.BinarySearch(s.sorted, seq); found {
+		return false
+	}
+	if _, found := s.rest[seq]; found {
+		return false
+	}
+	if s.rest == nil {
+		s.rest = make(map[int64]struct{})
+	}
+	s.rest[seq] = struct{}{}
+	return true
 }
 
 // fill reads more of the stream into buf, dropping what is before mark.

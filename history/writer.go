@@ -71,7 +71,7 @@ func (w *Writer) Write(ev Event) error {
 	}
 	b = append(b, ",\n"...)
 	b = appendField(b, "payload")
-	b, err := appendIndent(b, ev.Payload, "      ", "  ")
+	b, err := indentPayload(b, ev.Payload)
 	if err != nil {
 		w.err = &RowError{Index: w.rows, Seq: ev.Seq, Field: "payload", Err: invalidf("malformed JSON: %v", err)}
 		return w.err

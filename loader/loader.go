@@ -137,7 +137,7 @@ func (l *Loader) load(ctx context.Context, r io.Reader, opts Options, digest str
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	hr := history.NewReader(ctxReader{ctx, r}, opts.File)
+	hr := history.NewReader(&ctxReader{ctx: ctx, r: r}, opts.File)
 	h, err := hr.Header()
 	if err != nil {
 		return nil, err
@@ -620,29 +620,36 @@ func fileOr(name string) string {
 
 // ctxReader makes a blocking reader, such as a pipe, give up when ctx is
 // done: the read runs in its own goroutine, into its own buffer, and is
-// abandoned on cancellation.
+// abandoned on cancellation. The buffer is used again for the next read
+// when the last one finished; an abandoned read keeps its own.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	buf []byte
 }
 
-func (c ctxReader) Read(p []byte) (int, error) {
+func (c *ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	buf := c.buf[:len(p)]
+	c.buf = nil // the read's until it is done
 	type result struct {
-		buf []byte
+		n   int
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		buf := make([]byte, len(p))
 		n, err := c.r.Read(buf)
-		done <- result{buf[:n], err}
+		done <- result{n, err}
 	}()
 	select {
 	case res := <-done:
-		return copy(p, res.buf), res.err
+		c.buf = buf
+		return copy(p, buf[:res.n]), res.err
 	case <-c.ctx.Done():
 		return 0, c.ctx.Err()
 	}
