@@ -2,9 +2,11 @@ package cassette
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,14 +52,22 @@ func TestOpenServesWhatLoadServes(t *testing.T) {
 			for _, in := range loaded.Interactions {
 				whole.Add(m, in)
 			}
-			opened, err := Open(m, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, got := serveAll(t, m, whole, loaded), serveAll(t, m, opened, loaded)
-			for i := range want {
-				if !reflect.DeepEqual(got[i], want[i]) {
-					t.Fatalf("request %d: Open serves %d, Load %d", i, got[i].ID, want[i].ID)
+			want := slices.Concat(serveAll(t, m, whole, loaded), serveAll(t, m, whole, loaded))
+			// Kept decoded once served, and read again each time.
+			for _, keep := range []int64{keepDecoded, 0} {
+				opened, err := Open(m, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opened.keep = keep
+				got := slices.Concat(serveAll(t, m, opened, loaded), serveAll(t, m, opened, loaded))
+				for i := range want {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Fatalf("keeping %d bytes, request %d: Open serves %d, Load %d", keep, i, got[i].ID, want[i].ID)
+					}
+				}
+				if opened.cached > keep {
+					t.Errorf("keeps %d bytes decoded; want at most %d", opened.cached, keep)
 				}
 			}
 		})
@@ -235,7 +245,7 @@ func TestOpenReadsWhileAMissReadsWhole(t *testing.T) {
 	if _, _, err := x.Next(strings.Repeat("f", 32)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.read(file, e); err != nil {
+	if _, err := x.read(file, e, false); err != nil {
 		t.Fatalf("the read Next went on with: %v", err)
 	}
 }
@@ -323,4 +333,38 @@ func FuzzOpenMatchesYAML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkIndexNext serves each interaction of a cassette in turn from
+// an index made by Open: at 10 interactions each is kept decoded once
+// served; at 10,000 (5.7 MB of the 6 KB streams of streamCassette, past
+// what the index keeps decoded at 3,000) most are read each time.
+//
+//	go test ./proxy/cassette -run '^$' -bench IndexNext
+func BenchmarkIndexNext(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("interactions=%d", n), func(b *testing.B) {
+			c := streamCassette(n)
+			path := filepath.Join(b.TempDir(), "model.yaml")
+			if err := c.Write(path); err != nil {
+				b.Fatal(err)
+			}
+			m := &Matcher{}
+			x, err := Open(m, path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys := make([]string, n)
+			for i, in := range c.Interactions {
+				keys[i] = in.Key
+			}
+			i := 0
+			for b.Loop() {
+				if _, ok, err := x.Next(keys[i%n]); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+				i++
+			}
+		})
+	}
 }

@@ -329,8 +329,18 @@ func decodeSpan(b []byte) (*Interaction, error) {
 	if !printable(b) {
 		return nil, errLayout
 	}
+	return decodePrintable(b, 0)
+}
+
+// decodePrintable is decodeSpan for a span known to be printable: one
+// decoded before, read again from the same file, with chunks, its
+// number of chunks then.
+func decodePrintable(b []byte, chunks int) (*Interaction, error) {
 	d := &spanDecoder{b: b, lineAt: -1}
 	in := &Interaction{}
+	if chunks > 0 {
+		in.Chunks = make([]Chunk, 0, chunks)
+	}
 	rest, ok := bytes.CutPrefix(d.line(), []byte(itemPrefix))
 	if !ok {
 		return nil, errLayout
