@@ -42,7 +42,15 @@ type flights struct {
 	next     int64
 	idle     chan struct{} // closed when open empties
 	stopping bool          // no new exchange begins
+	// urls holds the URLs of recent exchanges, each with its redacted
+	// form: an agent asks the same few URLs over and over, and redacting
+	// one parses it and scans it for secret shapes.
+	urls map[string]string
 }
+
+// maxURLs bounds flights.urls: an agent whose every URL is new (a query
+// with the time in it) makes it start over each time it is full.
+const maxURLs = 1024
 
 // flightKey carries a request's *flight in its context, from onRequest
 // to the round trip, the progress events and the log line.
@@ -66,13 +74,26 @@ func flightOf(req *http.Request) *flight {
 // and returns it with its number in its context.
 func (p *Proxy) begin(req *http.Request) (*http.Request, bool) {
 	st := p.rule(req)
-	fl := Flight{Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Route: origin(req.URL), Started: time.Now()}
+	f := &p.inflight
+	raw := req.URL.String()
+	f.mu.Lock()
+	redacted, known := f.urls[raw]
+	f.mu.Unlock()
+	if !known {
+		redacted = cassette.RedactURL(raw)
+	}
+	fl := Flight{Method: req.Method, URL: redacted, Route: origin(req.URL), Started: time.Now()}
 	if st != nil {
 		fl.Route, fl.Mode = st.rule.Name, st.mode(p.c.mode)
 	}
-	f := &p.inflight
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !known {
+		if len(f.urls) >= maxURLs || f.urls == nil {
+			f.urls = make(map[string]string, min(2*len(f.urls), maxURLs))
+		}
+		f.urls[raw] = redacted
+	}
 	if f.stopping {
 		return req, false
 	}
