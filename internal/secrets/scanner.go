@@ -120,7 +120,7 @@ func newScanner() (*Scanner, error) {
 		s.rules = append(s.rules, sr)
 	}
 	s.gitleaks = len(s.rules)
-	for _, r := range own {
+	for _, r := range own() {
 		s.rules = append(s.rules, &scanRule{id: r.Name, re: r.Re, keywords: lowerAll(r.Keywords), group: r.group, exact: true, shape: tokenShapes[r.Name]})
 	}
 	var words []string
@@ -510,7 +510,7 @@ func (s *Scanner) Find(text string) []Match {
 			}
 			switch {
 			case p.whole:
-			case r.exact && !slices.Contains(own[ri-s.gitleaks].Keywords, text[start:end]):
+			case r.exact && !slices.Contains(own()[ri-s.gitleaks].Keywords, text[start:end]):
 			case r.identifier && !r.named[string(h.Match())]:
 				// A keyword of the value: the identifier and operator
 				// stand at most 50 + 84 + 23 + 10 before it.

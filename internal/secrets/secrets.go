@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Rule is one secret shape. Keywords are a cheap prefilter: a text without
@@ -24,23 +25,27 @@ type Rule struct {
 	Re       *regexp.Regexp
 }
 
-var rules = []Rule{
-	{"slack-token", []string{"xox"}, regexp.MustCompile(`xox[abposre]-[0-9A-Za-z-]{10,}`)},
-	{"slack-app-token", []string{"xapp-"}, regexp.MustCompile(`xapp-\d-[0-9A-Za-z-]{10,}`)},
-	{"slack-webhook", []string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`)},
-	{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`)},
-	{"openai-key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
-	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`)},
-	{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`)},
-	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
-	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}`)},
-	{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
-	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
-	{"telegram-bot-token", []string{":AA"}, regexp.MustCompile(`\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
-	{"discord-webhook", []string{"/api/webhooks/"}, regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)},
-}
+// rules are compiled when first used: a process that never looks for a
+// secret (a proxy that replays) does not pay for them.
+var rules = sync.OnceValue(func() []Rule {
+	return []Rule{
+		{"slack-token", []string{"xox"}, regexp.MustCompile(`xox[abposre]-[0-9A-Za-z-]{10,}`)},
+		{"slack-app-token", []string{"xapp-"}, regexp.MustCompile(`xapp-\d-[0-9A-Za-z-]{10,}`)},
+		{"slack-webhook", []string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`)},
+		{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`)},
+		{"openai-key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
+		{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`)},
+		{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`)},
+		{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+		{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+		{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
+		{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}`)},
+		{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+		{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
+		{"telegram-bot-token", []string{":AA"}, regexp.MustCompile(`\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
+		{"discord-webhook", []string{"/api/webhooks/"}, regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)},
+	}
+})
 
 // ownRule is one of agentvcr's shapes as the Scanner runs it: group is
 // the capture group that holds the secret (0: the whole match).
@@ -53,7 +58,8 @@ type ownRule struct {
 // families above (some broader than gitleaks' rules for the same
 // provider), passwords in URLs, AWS secret access keys next to their name,
 // and Stripe webhook secrets.
-var own = func() []ownRule {
+var own = sync.OnceValue(func() []ownRule {
+	rules := rules()
 	out := make([]ownRule, 0, len(rules)+3)
 	for _, r := range rules {
 		out = append(out, ownRule{Rule: r})
@@ -64,11 +70,11 @@ var own = func() []ownRule {
 		ownRule{Rule{"stripe-webhook-secret", []string{"whsec_"}, regexp.MustCompile(`whsec_[A-Za-z0-9]{24,}`)}, 0},
 		ownRule{Rule{"authorization-credentials", []string{"Bearer", "Basic", "bearer", "basic"}, regexp.MustCompile(`\b(?:[Bb]earer|[Bb]asic)\s+([A-Za-z0-9._~+/-]{16,}=*)`)}, 1},
 	)
-}()
+})
 
 // Rules returns the secret shapes, in order: where two match at one
 // place, the earlier names it.
-func Rules() []Rule { return append([]Rule(nil), rules...) }
+func Rules() []Rule { return slices.Clone(rules()) }
 
 // Match is one secret in a text.
 type Match struct {
@@ -79,7 +85,7 @@ type Match struct {
 // Find returns the secrets in s, by rule.
 func Find(s string) []Match {
 	var found []Match
-	for _, r := range rules {
+	for _, r := range rules() {
 		if !containsAny(s, r.Keywords) {
 			continue
 		}
@@ -118,7 +124,7 @@ func Redact(text string, found []Match, with func(Match) string) string {
 
 // First returns the name of the first rule that matches in s, or "".
 func First(s string) string {
-	for _, r := range rules {
+	for _, r := range rules() {
 		if containsAny(s, r.Keywords) && r.Re.MatchString(s) {
 			return r.Name
 		}
