@@ -49,11 +49,11 @@ type entry struct {
 // decoded once served; past it, an interaction is read again each time
 // it is served. It bounds the memory of a replay at the start of which
 // nothing of its cassette is read. Reading an interaction again costs
-// about a quarter of what serving it does (a 12 KB stream, 11 µs), so
-// the bound is set for a replay that serves 10,000 such interactions
-// over and over to do so at the pace of one that serves 10: those
-// 117 MB of cassette fit. Its memory then grows with what it has served,
-// to about twice that (Go's collector keeps room for as much again).
+// over a quarter of what serving it does (a 12 KB stream, 14 µs), so
+// the bound lets a replay that serves 10,000 such interactions over and
+// over (117 MB of cassette) keep them all rather than read most again.
+// Its memory then grows with what it has served, to about twice that
+// (Go's collector keeps room for as much again).
 const keepDecoded = 128 << 20
 
 // NewIndex returns an empty index.
