@@ -27,6 +27,7 @@ import (
 	"github.com/agentvcr/agentvcr/internal/atomicfile"
 	"github.com/agentvcr/agentvcr/internal/batchwriter"
 	"github.com/agentvcr/agentvcr/internal/cli"
+	"github.com/agentvcr/agentvcr/internal/slogbatch"
 	"github.com/agentvcr/agentvcr/proxy"
 	"github.com/agentvcr/agentvcr/proxy/ca"
 	"github.com/agentvcr/agentvcr/proxy/slack"
@@ -180,8 +181,9 @@ func upstreamRoots(files []string) (*x509.CertPool, error) {
 	return roots, nil
 }
 
-// build makes the proxy the flags describe, logging to logTo.
-func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca.Authority, error) {
+// build makes the proxy the flags describe, logging to logTo through
+// the returned handler, which the caller closes.
+func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca.Authority, *slogbatch.Handler, error) {
 	mode := proxy.ModeAuto
 	if e.getenv("CI") != "" {
 		mode = proxy.ModeReplay
@@ -189,10 +191,10 @@ func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca
 	if f.mode != "" {
 		m, err := proxy.ParseMode(f.mode)
 		if m == proxy.ModeFake {
-			return nil, nil, cli.Usagef("--mode fake: the scripted model answers model requests only; pass --fake-model to answer the model rules from it")
+			return nil, nil, nil, cli.Usagef("--mode fake: the scripted model answers model requests only; pass --fake-model to answer the model rules from it")
 		}
 		if err != nil {
-			return nil, nil, cli.Usagef("--mode %q: use %s", f.mode, orList(proxyModes))
+			return nil, nil, nil, cli.Usagef("--mode %q: use %s", f.mode, orList(proxyModes))
 		}
 		mode = m
 	}
@@ -204,7 +206,7 @@ func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca
 	default:
 		x, err := strconv.ParseFloat(f.timing, 64)
 		if err != nil || x < 0 {
-			return nil, nil, cli.Usagef("--timing %q: use fast, realtime or a factor such as 0.5", f.timing)
+			return nil, nil, nil, cli.Usagef("--timing %q: use fast, realtime or a factor such as 0.5", f.timing)
 		}
 		timing.Scale = x
 	}
@@ -219,19 +221,18 @@ func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca
 	case "json":
 		handler = slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: level})
 	default:
-		return nil, nil, cli.Usagef("--log-format %q: use text or json", f.logFormat)
+		return nil, nil, nil, cli.Usagef("--log-format %q: use text or json", f.logFormat)
 	}
-	handler = urgentWarnings{Handler: handler, w: logTo}
 	for _, o := range f.allow {
 		if _, err := proxy.ParseOrigin(o); err != nil {
-			return nil, nil, cli.Usagef("--allow: %v", err)
+			return nil, nil, nil, cli.Usagef("--allow: %v", err)
 		}
 	}
 	allow, rules, passthrough := proxy.DefaultAllow(), proxy.DefaultRules(), f.passthroughUnlisted
 	if f.config != "" {
 		c, err := proxy.LoadConfig(f.config)
 		if err != nil {
-			return nil, nil, cli.UsageError{Err: err}
+			return nil, nil, nil, cli.UsageError{Err: err}
 		}
 		allow, rules, passthrough = c.Allow, c.Rules, c.PassthroughUnlisted || passthrough
 	}
@@ -244,23 +245,23 @@ func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca
 			}
 		}
 		if faked == 0 {
-			return nil, nil, cli.Usagef("--fake-model: no rule is named %s (see --config)", modelRules)
+			return nil, nil, nil, cli.Usagef("--fake-model: no rule is named %s (see --config)", modelRules)
 		}
 	}
 	if f.mockSlack {
 		i := slices.IndexFunc(rules, func(r proxy.Rule) bool { return r.Name == "slack" })
 		if i < 0 {
-			return nil, nil, cli.Usagef("--mock-slack: no rule is named slack (see --config)")
+			return nil, nil, nil, cli.Usagef("--mock-slack: no rule is named slack (see --config)")
 		}
 		rules[i].Mode = proxy.ModeMock
 	}
 	roots, err := upstreamRoots(f.upstreamCAs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	authority, err := ca.Open(f.caDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var deadlines [3]time.Duration
 	for i, fd := range []struct {
@@ -269,30 +270,35 @@ func (f *proxyFlags) build(e *env, logTo *batchwriter.Writer) (*proxy.Proxy, *ca
 	}{{"header-timeout", f.headerTimeout}, {"handshake-timeout", f.handshakeTimeout}, {"idle-timeout", f.idleTimeout}} {
 		switch {
 		case fd.d < 0:
-			return nil, nil, cli.Usagef("--%s %s: want a duration such as 30s, or 0 for none", fd.name, fd.d)
+			return nil, nil, nil, cli.Usagef("--%s %s: want a duration such as 30s, or 0 for none", fd.name, fd.d)
 		case fd.d == 0:
 			deadlines[i] = -1 // none: the proxy's zero is its default
 		default:
 			deadlines[i] = fd.d
 		}
 	}
+	// A request waits neither for its line to be formatted nor for it to
+	// be written: the log's goroutines do both. A warning is formatted
+	// at once, and written with every line before it, before the request
+	// goes on.
+	logs := slogbatch.New(handler, logTo.Flush)
 	return &proxy.Proxy{CA: authority, Allow: append(allow, f.allow...), PassthroughUnlisted: passthrough, Rules: rules,
-		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(handler), UpstreamRoots: roots,
-		ReadHeaderTimeout: deadlines[0], HandshakeTimeout: deadlines[1], IdleTimeout: deadlines[2]}, authority, nil
+		Mode: mode, Dir: f.dir, Timing: timing, Log: slog.New(logs), UpstreamRoots: roots,
+		ReadHeaderTimeout: deadlines[0], HandshakeTimeout: deadlines[1], IdleTimeout: deadlines[2]}, authority, logs, nil
 }
 
 func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error {
-	// A request does not wait for its log line to be written: the
-	// exchanges' lines go out from the log's own goroutine, together,
-	// within 50 ms; a warning at once (urgentWarnings). Everything the
-	// command says on stderr until it returns goes the same way, in
-	// order.
+	// A request does not wait for its log line: the exchanges' lines are
+	// formatted on the log's own goroutine, and go out from the writer's,
+	// together, within 50 ms; a warning at once. Everything the command
+	// says on stderr until it returns goes the same way, in order.
 	stderr := batchwriter.New(e.stderr)
 	defer stderr.Close()
-	p, authority, err := f.build(e, stderr)
+	p, authority, logs, err := f.build(e, stderr)
 	if err != nil {
 		return err
 	}
+	defer logs.Close() // before stderr's Close: its lines are written
 	if f.exitOnStdinClose {
 		// Canceled as a signal cancels ctx: the same stop follows.
 		var cancel context.CancelFunc
@@ -406,31 +412,6 @@ func (f *proxyFlags) run(ctx context.Context, cmd *cobra.Command, e *env) error 
 	lg.Info("stopped: interrupted", slog.Int("replayed", s.Replayed), slog.Int("recorded", s.Recorded), slog.Int("missed", s.Missed),
 		slog.Int("live", s.Live), slog.Int("passthrough", s.Passthrough), slog.Int("mocked", s.Mocked), slog.Int("refused", s.Refused))
 	return cli.Reported{Err: cli.ErrInterrupted}
-}
-
-// urgentWarnings writes a warning or an error, and the lines before it,
-// at once: the exchanges' lines may wait for the next batch, but what a
-// person debugging a run needs is written even if the proxy is killed
-// the moment after.
-type urgentWarnings struct {
-	slog.Handler
-	w *batchwriter.Writer
-}
-
-func (h urgentWarnings) Handle(ctx context.Context, r slog.Record) error {
-	err := h.Handler.Handle(ctx, r)
-	if r.Level >= slog.LevelWarn {
-		h.w.Flush()
-	}
-	return err
-}
-
-func (h urgentWarnings) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return urgentWarnings{Handler: h.Handler.WithAttrs(attrs), w: h.w}
-}
-
-func (h urgentWarnings) WithGroup(name string) slog.Handler {
-	return urgentWarnings{Handler: h.Handler.WithGroup(name), w: h.w}
 }
 
 // banner tells a person at a terminal what the proxy serves and what to
