@@ -82,10 +82,11 @@ warnings, and what to run next. It logs one line per exchange to stderr
 (method, url, status, outcome, rule, ms to the response's headers), and
 warnings: a replay miss, a response not recorded, replay with nothing
 recorded, a refused origin, an upstream that failed (its TLS too: trust a
-private CA with --upstream-ca). The exchanges' lines are written together,
-within 50 ms of each (a request never waits for its line); a warning is
-written at once, with the lines before it. --quiet keeps the warnings and
-errors only; --log-format json writes each line as a JSON object.
+private CA with --upstream-ca). The exchanges' lines are formatted off the
+request's path and written together, within 50 ms of each (a request never
+waits for its line); a warning is written at once, with the lines before
+it. --quiet keeps the warnings and errors only; --log-format json writes
+each line as a JSON object.
 
 A connection that sends nothing closes after --header-timeout (30 s), a
 tunnel's TLS handshake after --handshake-timeout (30 s), and a keep-alive
