@@ -64,12 +64,13 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		q.mu.Lock()
 		if !q.closed && len(q.queued) < maxQueued {
 			q.queued = append(q.queued, entry{h.inner, r.Clone()})
-			err := q.err
-			q.mu.Unlock()
+			// Under the lock, which Close takes to close wake.
 			select {
 			case q.wake <- struct{}{}:
 			default: // the goroutine is woken already: it takes r too
 			}
+			err := q.err
+			q.mu.Unlock()
 			return err
 		}
 		q.mu.Unlock()

@@ -226,3 +226,36 @@ func TestAfterCloseARecordIsFormattedAtOnce(t *testing.T) {
 		t.Fatalf("wrote %q; want %q", got, want)
 	}
 }
+
+// TestHandleWhileClosing logs from many goroutines while the handler
+// closes, as a proxy that stops still answers keep-alive clients: no
+// record may be lost, and nothing may panic.
+func TestHandleWhileClosing(t *testing.T) {
+	for range 100 {
+		out := &lines{}
+		h := New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: noTime}), nil)
+		log := slog.New(h)
+		var wg sync.WaitGroup
+		var sent sync.WaitGroup
+		const writers, each = 16, 50
+		sent.Add(writers)
+		for range writers {
+			wg.Go(func() {
+				for i := range each {
+					log.Info("exchange")
+					if i == 0 {
+						sent.Done()
+					}
+				}
+			})
+		}
+		sent.Wait() // every writer is under way
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if n := strings.Count(out.text(), "msg=exchange"); n != writers*each {
+			t.Fatalf("%d lines; want %d", n, writers*each)
+		}
+	}
+}
