@@ -25,27 +25,51 @@ type Rule struct {
 	Re       *regexp.Regexp
 }
 
+// shape is a token family as written: its pattern is compiled by rules.
+type shape struct {
+	name     string
+	keywords []string
+	pattern  string
+}
+
+var shapes = []shape{
+	{"slack-token", []string{"xox"}, `xox[abposre]-[0-9A-Za-z-]{10,}`},
+	{"slack-app-token", []string{"xapp-"}, `xapp-\d-[0-9A-Za-z-]{10,}`},
+	{"slack-webhook", []string{"hooks.slack.com"}, `hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`},
+	{"anthropic-key", []string{"sk-ant-"}, `sk-ant-[A-Za-z0-9_-]{20,}`},
+	{"openai-key", []string{"sk-"}, `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`},
+	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, `gh[pousr]_[A-Za-z0-9]{36,}`},
+	{"github-pat", []string{"github_pat_"}, `github_pat_[A-Za-z0-9_]{22,}`},
+	{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, `\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`},
+	{"jwt", []string{"eyJ"}, `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`},
+	{"private-key", []string{"PRIVATE KEY"}, `-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`},
+	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, `\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}`},
+	{"huggingface-token", []string{"hf_"}, `\bhf_[A-Za-z0-9]{30,}`},
+	{"gitlab-token", []string{"glpat-"}, `glpat-[A-Za-z0-9_-]{20,}`},
+	{"telegram-bot-token", []string{":AA"}, `\d{8,10}:AA[A-Za-z0-9_-]{33}`},
+	{"discord-webhook", []string{"/api/webhooks/"}, `discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`},
+}
+
 // rules are compiled when first used: a process that never looks for a
 // secret (a proxy that replays) does not pay for them.
 var rules = sync.OnceValue(func() []Rule {
-	return []Rule{
-		{"slack-token", []string{"xox"}, regexp.MustCompile(`xox[abposre]-[0-9A-Za-z-]{10,}`)},
-		{"slack-app-token", []string{"xapp-"}, regexp.MustCompile(`xapp-\d-[0-9A-Za-z-]{10,}`)},
-		{"slack-webhook", []string{"hooks.slack.com"}, regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`)},
-		{"anthropic-key", []string{"sk-ant-"}, regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{20,}`)},
-		{"openai-key", []string{"sk-"}, regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
-		{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`)},
-		{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,}`)},
-		{"aws-access-key", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-		{"jwt", []string{"eyJ"}, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-		{"private-key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN[A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z ]*PRIVATE KEY-----|$)`)},
-		{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}`)},
-		{"huggingface-token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
-		{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,}`)},
-		{"telegram-bot-token", []string{":AA"}, regexp.MustCompile(`\d{8,10}:AA[A-Za-z0-9_-]{33}`)},
-		{"discord-webhook", []string{"/api/webhooks/"}, regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`)},
+	out := make([]Rule, len(shapes))
+	for i, sh := range shapes {
+		out[i] = Rule{sh.name, sh.keywords, regexp.MustCompile(sh.pattern)}
 	}
+	return out
 })
+
+// Keywords returns the keywords of each of Rules, in order, without
+// compiling their patterns: a text that holds none of them holds none of
+// the shapes.
+func Keywords() [][]string {
+	out := make([][]string, len(shapes))
+	for i, sh := range shapes {
+		out[i] = slices.Clone(sh.keywords)
+	}
+	return out
+}
 
 // ownRule is one of agentvcr's shapes as the Scanner runs it: group is
 // the capture group that holds the secret (0: the whole match).

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,19 @@ func TestRedactLeavesNoPartOfASecret(t *testing.T) {
 	}
 	if got := Default().Redact("nothing here", func(Match) string { return "X" }); got != "nothing here" {
 		t.Errorf("clean text: %q", got)
+	}
+}
+
+// TestKeywordsAreTheRulesKeywords: Keywords, which compiles nothing, says
+// what Rules say, rule by rule.
+func TestKeywordsAreTheRulesKeywords(t *testing.T) {
+	kw, rules := Keywords(), Rules()
+	if len(kw) != len(rules) {
+		t.Fatalf("%d keyword lists for %d rules", len(kw), len(rules))
+	}
+	for i, r := range rules {
+		if !slices.Equal(kw[i], r.Keywords) {
+			t.Errorf("rule %s: keywords %q; its rule has %q", r.Name, kw[i], r.Keywords)
+		}
 	}
 }

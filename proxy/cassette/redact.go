@@ -187,8 +187,8 @@ var allBytes = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 // that one is as rare as a letter can be: a pass fewer.
 var anchors = func() []anchor {
 	var as []anchor
-	for _, r := range secrets.Rules() {
-		for _, w := range r.Keywords {
+	for _, keywords := range secrets.Keywords() {
+		for _, w := range keywords {
 			at := 0
 			for i := range len(w) {
 				if byteRank(w[i]) > byteRank(w[at]) {
