@@ -56,7 +56,8 @@ type Event struct {
 	// Route is the rule's name, or the origin when no rule matched.
 	Route  string `json:"route"`
 	Method string `json:"method"`
-	URL    string `json:"url"`
+	// URL is the request's, redacted as the log and cassettes have it.
+	URL string `json:"url"`
 	// ElapsedMs is the time since the request reached the proxy.
 	ElapsedMs float64 `json:"elapsedMs"`
 	Status    int     `json:"status,omitempty"`
@@ -234,7 +235,7 @@ func (p *Proxy) observe(req *http.Request) (*http.Response, error) {
 		return p.serve(req, st)
 	}
 	o := &observation{p: p, ctx: req.Context(), start: time.Now(), base: Event{
-		Request: p.inflight.number(req), Method: req.Method, URL: req.URL.String(), Route: origin(req.URL)}}
+		Request: p.inflight.number(req), Method: req.Method, URL: redactedURL(req), Route: origin(req.URL)}}
 	if st != nil {
 		o.base.Route = st.rule.Name
 	}

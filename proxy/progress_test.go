@@ -605,3 +605,23 @@ func TestResponseEventSaysTheOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsCarryTheURLRedacted: a subscriber (the control API's
+// /v1/events, a test's report) gets each request's URL as the log has
+// it, with no credential of its query.
+func TestEventsCarryTheURLRedacted(t *testing.T) {
+	r := newRig(t, ModePassthrough, t.TempDir())
+	var rec recorder
+	defer r.proxy.Subscribe(rec.handle)()
+	const key = "plain-key-4711"
+	r.post(t, "/v1/messages?api_key="+key, `{"prompt":"hi"}`)
+	evs := rec.wait(t, EventDone)
+	if len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	for _, e := range evs {
+		if strings.Contains(e.URL, key) || !strings.HasPrefix(e.URL, r.upstream.URL+"/v1/messages?api_key=") {
+			t.Fatalf("%s event's URL %q; want the request's, its key redacted", e.Type, e.URL)
+		}
+	}
+}

@@ -632,14 +632,17 @@ func (p *Proxy) logExchange(req *http.Request, resp *http.Response, rule string,
 	if !p.logging() {
 		return
 	}
-	u := ""
-	if fl := flightOf(req); fl != nil {
-		u = fl.url // redacted once, by begin
-	} else {
-		u = cassette.RedactURL(req.URL.String())
-	}
-	p.log(slog.LevelInfo, "exchange", slog.String("method", req.Method), slog.String("url", u), slog.String("rule", rule), slog.Int("status", resp.StatusCode),
+	p.log(slog.LevelInfo, "exchange", slog.String("method", req.Method), slog.String("url", redactedURL(req)), slog.String("rule", rule), slog.Int("status", resp.StatusCode),
 		slog.String("outcome", resp.Header.Get(Header)), slog.Float64("ms", float64(time.Since(start).Microseconds())/1000))
+}
+
+// redactedURL is req's URL as the log, the events and cassettes have it:
+// redacted once, by begin, for a request that came through it.
+func redactedURL(req *http.Request) string {
+	if fl := flightOf(req); fl != nil {
+		return fl.url
+	}
+	return cassette.RedactURL(req.URL.String())
 }
 
 // serve answers one allowed request by the mode of its rule, st (nil
