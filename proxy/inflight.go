@@ -89,8 +89,8 @@ func (p *Proxy) begin(req *http.Request) (*http.Request, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !known {
-		if len(f.urls) >= maxURLs || f.urls == nil {
-			f.urls = make(map[string]string, min(2*len(f.urls), maxURLs))
+		if f.urls == nil || len(f.urls) >= maxURLs {
+			f.urls = map[string]string{}
 		}
 		f.urls[raw] = redacted
 	}

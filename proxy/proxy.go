@@ -693,7 +693,7 @@ func (p *Proxy) serve(req *http.Request, st *ruleState) (*http.Response, error) 
 			if err != nil {
 				return p.unreadable(req, st, err), nil
 			}
-			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: cassette.RedactURL(req.URL.String()), Miss: nearest}
+			miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: redactedURL(req), Miss: nearest}
 			p.mu.Lock()
 			p.stats.Missed++
 			if len(p.misses) < maxMisses {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-
-	"github.com/agentvcr/agentvcr/proxy/cassette"
 )
 
 // isUpgrade reports whether req asks to switch the connection to another
@@ -23,7 +21,7 @@ func isUpgrade(req *http.Request) bool {
 // at once with a 412 that says so.
 func (p *Proxy) serveUpgrade(req *http.Request, st *ruleState, mode Mode) (*http.Response, error) {
 	if mode == ModeReplay {
-		miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: cassette.RedactURL(req.URL.String())}
+		miss := MissReport{Rule: st.rule.Name, Method: req.Method, URL: redactedURL(req)}
 		p.mu.Lock()
 		p.stats.Missed++
 		if len(p.misses) < maxMisses {

@@ -83,9 +83,9 @@ type ownRule struct {
 // provider), passwords in URLs, AWS secret access keys next to their name,
 // and Stripe webhook secrets.
 var own = sync.OnceValue(func() []ownRule {
-	rules := rules()
-	out := make([]ownRule, 0, len(rules)+3)
-	for _, r := range rules {
+	families := rules()
+	out := make([]ownRule, 0, len(families)+3)
+	for _, r := range families {
 		out = append(out, ownRule{Rule: r})
 	}
 	return append(out,
